@@ -1,0 +1,90 @@
+// The one interface every kind of source and destination implements
+// (file, block device, pipe, NBD server, null:). The copy engine sees only
+// this interface and never asks which kind it drives: differences show up as
+// EndpointInfo capabilities.
+//
+// Thread safety: an Endpoint is used by one thread at a time.
+// Errors: every failed operation returns a Status whose message names the
+// endpoint, the operation, the offset and length, and the OS's or server's
+// reason, ready to print after "nbdcopy: ".
+#ifndef NBDCOPY_ENDPOINT_H_
+#define NBDCOPY_ENDPOINT_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "nbdcopy/status.h"
+
+namespace nbdcopy {
+
+// A run of the image. zero == true only when the source guarantees the run
+// reads as zeroes; anything else (including "unallocated") is data.
+struct Extent {
+  uint64_t offset = 0;
+  uint64_t length = 0;
+  bool zero = false;
+  bool operator==(const Extent&) const = default;
+};
+
+struct EndpointInfo {
+  std::optional<uint64_t> size;  // nullopt: a stream whose end is found by reading
+  uint32_t preferred_block_size = 4096;
+  bool read_only = false;
+  bool sequential = false;      // offsets must advance without gaps (pipes)
+  bool resizable = false;       // Truncate() works (regular files)
+  bool efficient_zero = false;  // Zero() is cheaper than writing zero bytes
+  bool can_flush = false;       // Flush() does something
+  bool can_extents = false;     // Extents() may report zero runs
+  bool can_multi_conn = false;  // several connections share one cache
+  bool reads_as_zero = false;   // every byte currently reads as zero
+};
+
+class Endpoint {
+ public:
+  virtual ~Endpoint() = default;
+
+  // Printable description with secrets removed.
+  virtual const std::string& name() const = 0;
+  virtual const EndpointInfo& info() const = 0;
+
+  // Reads into buffer at offset. A random-access endpoint fills the whole
+  // buffer (REQUIRES offset + buffer.size() <= size). A sequential one
+  // returns fewer bytes only at the end of the stream, and 0 at its end.
+  virtual Result<size_t> Read(uint64_t offset, std::span<std::byte> buffer) = 0;
+
+  virtual Status Write(uint64_t offset, std::span<const std::byte> data) = 0;
+
+  // Makes [offset, offset + length) read as zeroes, by the cheapest correct
+  // means this endpoint has (falling back to writing zero bytes).
+  // allocate: the range must stay allocated (no holes punched).
+  virtual Status Zero(uint64_t offset, uint64_t length, bool allocate) = 0;
+
+  // Makes completed writes durable. A no-op where there is nothing to flush.
+  virtual Status Flush() = 0;
+
+  // Describes a prefix of [offset, offset + length): appends one or more
+  // extents to *out, the first starting at offset, contiguous, within the
+  // range. Endpoints without extent information report one data extent.
+  virtual Status Extents(uint64_t offset, uint64_t length, std::vector<Extent>* out);
+
+  // REQUIRES info().resizable. Discards the contents and sets the size;
+  // afterwards every byte reads as zero.
+  virtual Status Truncate(uint64_t size);
+};
+
+// Writes zero bytes over [offset, offset + length) with Write(): the last
+// resort for endpoints that have no cheaper way.
+Status WriteZeroBytes(Endpoint& endpoint, uint64_t offset, uint64_t length);
+
+// "<name>: <op> at offset <offset> length <length>: <why>"
+Status IoError(const std::string& name, const char* op, uint64_t offset, uint64_t length,
+               const std::string& why, int error_number);
+
+}  // namespace nbdcopy
+
+#endif  // NBDCOPY_ENDPOINT_H_

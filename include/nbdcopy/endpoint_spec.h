@@ -1,0 +1,35 @@
+// What an operand names, decided from its words alone (no OS access):
+// "-", "null:", an NBD URI, "[ CMD ARGS ... ]", or a local path (file,
+// block device, or a FIFO/character device found when it is opened).
+#ifndef NBDCOPY_ENDPOINT_SPEC_H_
+#define NBDCOPY_ENDPOINT_SPEC_H_
+
+#include <string>
+#include <vector>
+
+#include "nbdcopy/status.h"
+
+namespace nbdcopy {
+
+enum class EndpointKind { kStdio, kNull, kNbdUri, kCommand, kLocalPath };
+enum class Role { kSource, kDestination };
+
+struct EndpointSpec {
+  EndpointKind kind = EndpointKind::kLocalPath;
+  std::string text;               // the operand as typed (URI, path, "-", "null:")
+  std::vector<std::string> argv;  // kCommand only: CMD ARGS without brackets
+};
+
+// True for nbd:, nbds:, nbd+unix:, nbds+unix:, nbd+vsock:, nbds+vsock: URIs.
+bool LooksLikeNbdUri(const std::string& text);
+
+// REQUIRES words is one operand as produced by ParseCommandLine.
+Result<EndpointSpec> ClassifyEndpoint(const std::vector<std::string>& words, Role role);
+
+// The operand for messages: URIs with any password removed, commands joined
+// with spaces inside brackets.
+std::string DisplayName(const EndpointSpec& spec);
+
+}  // namespace nbdcopy
+
+#endif  // NBDCOPY_ENDPOINT_SPEC_H_

@@ -1,0 +1,87 @@
+// Endpoints backed by local file descriptors or by nothing at all.
+//  - FileEndpoint: a regular file or a block device (random access).
+//  - PipeEndpoint: stdin/stdout, FIFOs, character devices, sockets
+//    (sequential; size found by reading to the end).
+//  - NullEndpoint: "null:", a destination that discards everything.
+#ifndef NBDCOPY_LOCAL_ENDPOINTS_H_
+#define NBDCOPY_LOCAL_ENDPOINTS_H_
+
+#include <sys/stat.h>
+
+#include <memory>
+#include <string>
+
+#include "nbdcopy/endpoint.h"
+#include "nbdcopy/unique_fd.h"
+
+namespace nbdcopy {
+
+class FileEndpoint : public Endpoint {
+ public:
+  // REQUIRES fd refers to a regular file or block device described by st.
+  static Result<std::unique_ptr<FileEndpoint>> Create(std::string name, UniqueFd fd,
+                                                      const struct stat& st, bool writable);
+
+  const std::string& name() const override { return name_; }
+  const EndpointInfo& info() const override { return info_; }
+  Result<size_t> Read(uint64_t offset, std::span<std::byte> buffer) override;
+  Status Write(uint64_t offset, std::span<const std::byte> data) override;
+  Status Zero(uint64_t offset, uint64_t length, bool allocate) override;
+  Status Flush() override;
+  Status Extents(uint64_t offset, uint64_t length, std::vector<Extent>* out) override;
+  Status Truncate(uint64_t size) override;
+
+ private:
+  FileEndpoint(std::string name, UniqueFd fd, bool is_block_device)
+      : name_(std::move(name)), fd_(std::move(fd)), is_block_device_(is_block_device) {}
+  // Each returns false (without error) when the kernel or file system lacks it.
+  bool TryPunchHole(uint64_t offset, uint64_t length);
+  bool TryZeroRange(uint64_t offset, uint64_t length);
+  bool TryBlockZeroOut(uint64_t offset, uint64_t length);
+
+  std::string name_;
+  UniqueFd fd_;
+  bool is_block_device_;
+  EndpointInfo info_;
+  bool punch_hole_works_ = true;
+  bool zero_range_works_ = true;
+  bool block_zero_out_works_ = true;
+};
+
+class PipeEndpoint : public Endpoint {
+ public:
+  PipeEndpoint(std::string name, UniqueFd fd);
+
+  const std::string& name() const override { return name_; }
+  const EndpointInfo& info() const override { return info_; }
+  Result<size_t> Read(uint64_t offset, std::span<std::byte> buffer) override;
+  Status Write(uint64_t offset, std::span<const std::byte> data) override;
+  Status Zero(uint64_t offset, uint64_t length, bool allocate) override;
+  Status Flush() override { return Status::Ok(); }
+
+ private:
+  std::string name_;
+  UniqueFd fd_;
+  EndpointInfo info_;
+  uint64_t position_ = 0;  // bytes read or written so far
+};
+
+class NullEndpoint : public Endpoint {
+ public:
+  NullEndpoint();
+
+  const std::string& name() const override { return name_; }
+  const EndpointInfo& info() const override { return info_; }
+  Result<size_t> Read(uint64_t offset, std::span<std::byte> buffer) override;
+  Status Write(uint64_t offset, std::span<const std::byte> data) override { return Status::Ok(); }
+  Status Zero(uint64_t offset, uint64_t length, bool allocate) override { return Status::Ok(); }
+  Status Flush() override { return Status::Ok(); }
+
+ private:
+  std::string name_ = "null:";
+  EndpointInfo info_;
+};
+
+}  // namespace nbdcopy
+
+#endif  // NBDCOPY_LOCAL_ENDPOINTS_H_

@@ -1,0 +1,73 @@
+// The command line as a plain struct, and the parser that fills it.
+// Parsing never touches the OS beyond reading argv: checks that need the
+// endpoints (sizes, block sizes) happen later, in the copy set-up.
+#ifndef NBDCOPY_OPTIONS_H_
+#define NBDCOPY_OPTIONS_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "nbdcopy/status.h"
+
+namespace nbdcopy {
+
+inline constexpr uint64_t kMinRequestSize = 4096;
+inline constexpr uint64_t kMaxRequestSize = 32 * 1024 * 1024;
+inline constexpr uint64_t kMinSparseSize = 512;
+
+enum class ProgressMode { kNone, kBar, kFd };
+
+// --blkhash[=ALGO[/SIZE]]
+struct BlkhashSpec {
+  std::string algorithm = "sha256";
+  uint64_t block_size = 64 * 1024;
+};
+
+struct Options {
+  bool allocated = false;
+  unsigned connections = 4;
+  bool destination_is_zero = false;
+  bool flush = false;
+  bool extents = true;  // false with --no-extents
+  ProgressMode progress = ProgressMode::kNone;
+  int progress_fd = -1;  // REQUIRES progress == kFd
+  uint64_t request_size = 256 * 1024;
+  uint64_t queue_size = 16 * 1024 * 1024;
+  unsigned requests = 64;
+  uint64_t sparse_size = 4096;  // 0 disables zero detection
+  bool synchronous = false;
+  unsigned threads = 0;  // 0: number of online CPUs
+  bool verbose = false;
+  std::optional<BlkhashSpec> blkhash;
+  std::optional<std::string> blkhash_file;
+
+  // Each operand is its words: one word, or "[", CMD, ARGS..., "]".
+  std::vector<std::string> source;
+  std::vector<std::string> destination;
+};
+
+enum class Action { kCopy, kHelp, kVersion, kLongOptions, kShortOptions };
+
+struct CommandLine {
+  Action action = Action::kCopy;
+  Options options;
+};
+
+// Parses argv[1..argc). Errors are one line without the "nbdcopy: " prefix.
+Result<CommandLine> ParseCommandLine(const std::vector<std::string>& args);
+
+// Parses "4096", "32K", "16M", "1G" (binary multiples, case-insensitive,
+// optional trailing "iB"/"B"). Rejects negative numbers, junk and overflow.
+Result<uint64_t> ParseSize(const std::string& text);
+
+// Text for --help; mentions every option.
+std::string HelpText();
+// One option per line, as --long-options / --short-options print them.
+std::string LongOptionsText();
+std::string ShortOptionsText();
+
+}  // namespace nbdcopy
+
+#endif  // NBDCOPY_OPTIONS_H_

@@ -1,0 +1,25 @@
+// The synchronous copy loop: one thread, one request at a time. Used with
+// --synchronous and whenever an endpoint is a stream.
+#ifndef NBDCOPY_SYNC_COPY_H_
+#define NBDCOPY_SYNC_COPY_H_
+
+#include "nbdcopy/copy_plan.h"
+#include "nbdcopy/endpoint.h"
+#include "nbdcopy/progress.h"
+
+namespace nbdcopy {
+
+// Copies every byte of source to destination following plan: zero extents
+// and zero blocks in read data become Zero() (or nothing when
+// plan.skip_zero_ranges), data becomes Write(). Flushes if plan.flush.
+// Returns the first failure; the copy is then incomplete.
+// REQUIRES the destination was prepared (PrepareDestination).
+Status SyncCopy(const CopyPlan& plan, Endpoint& source, Endpoint& destination,
+                Progress& progress);
+
+// True if every byte of data is zero.
+bool IsZero(std::span<const std::byte> data);
+
+}  // namespace nbdcopy
+
+#endif  // NBDCOPY_SYNC_COPY_H_

@@ -1,0 +1,144 @@
+#include "nbdcopy/nbd_endpoint.h"
+
+#include <libnbd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+namespace nbdcopy {
+
+namespace {
+
+constexpr char kBaseAllocation[] = "base:allocation";
+// Zero and block-status lengths travel as 32-bit fields; stay well inside.
+constexpr uint64_t kMaxZeroLength = 1ULL << 30;
+constexpr uint64_t kMaxExtentsLength = 1ULL << 31;
+
+std::string LibnbdError() {
+  const char* message = nbd_get_error();
+  return message ? message : "unknown libnbd error";
+}
+
+struct ExtentCollector {
+  uint64_t offset;  // where the next extent starts
+  uint64_t end;
+  std::vector<Extent>* out;
+};
+
+int CollectExtents(void* user_data, const char* metacontext, uint64_t offset, uint32_t* entries,
+                   size_t count, int* error) {
+  auto* collector = static_cast<ExtentCollector*>(user_data);
+  if (std::strcmp(metacontext, kBaseAllocation) != 0) return 0;
+  for (size_t i = 0; i + 1 < count && collector->offset < collector->end; i += 2) {
+    uint64_t length = std::min<uint64_t>(entries[i], collector->end - collector->offset);
+    if (length == 0) break;  // No progress: leave the rest undescribed.
+    bool zero = (entries[i + 1] & LIBNBD_STATE_ZERO) != 0;
+    collector->out->push_back(Extent{collector->offset, length, zero});
+    collector->offset += length;
+  }
+  return 0;
+}
+
+}  // namespace
+
+void NbdHandleCloser::operator()(nbd_handle* handle) const {
+  if (handle == nullptr) return;
+  // A clean disconnect lets the server finish; errors here change nothing.
+  nbd_shutdown(handle, 0);
+  nbd_close(handle);
+}
+
+Result<std::unique_ptr<NbdEndpoint>> NbdEndpoint::Connect(const EndpointSpec& spec, Role role,
+                                                          bool debug) {
+  std::string name = DisplayName(spec);
+  NbdHandle handle(nbd_create());
+  if (!handle) return Status::Error(name + ": " + LibnbdError(), nbd_get_errno());
+  nbd_handle* h = handle.get();
+  if (nbd_set_debug(h, debug) == -1 ||
+      nbd_set_handle_name(h, role == Role::kSource ? "src" : "dst") == -1 ||
+      nbd_set_uri_allow_local_file(h, true) == -1 ||
+      (role == Role::kSource && nbd_add_meta_context(h, kBaseAllocation) == -1)) {
+    return Status::Error(name + ": " + LibnbdError(), nbd_get_errno());
+  }
+  int rc;
+  if (spec.kind == EndpointKind::kCommand) {
+    std::vector<char*> argv;
+    for (const std::string& word : spec.argv) argv.push_back(const_cast<char*>(word.c_str()));
+    argv.push_back(nullptr);
+    rc = nbd_connect_systemd_socket_activation(h, argv.data());
+  } else {
+    rc = nbd_connect_uri(h, spec.text.c_str());
+  }
+  if (rc == -1) return Status::Error(name + ": " + LibnbdError(), nbd_get_errno());
+
+  int64_t size = nbd_get_size(h);
+  if (size < 0) return Status::Error(name + ": " + LibnbdError(), nbd_get_errno());
+  std::unique_ptr<NbdEndpoint> endpoint(new NbdEndpoint(std::move(name), std::move(handle)));
+  EndpointInfo& info = endpoint->info_;
+  info.size = static_cast<uint64_t>(size);
+  info.read_only = nbd_is_read_only(h) == 1;
+  endpoint->can_zero_ = nbd_can_zero(h) == 1;
+  info.efficient_zero = endpoint->can_zero_;
+  info.can_flush = nbd_can_flush(h) == 1;
+  info.can_multi_conn = nbd_can_multi_conn(h) == 1;
+  info.can_extents = role == Role::kSource && nbd_can_meta_context(h, kBaseAllocation) == 1;
+  int64_t preferred = nbd_get_block_size(h, LIBNBD_SIZE_PREFERRED);
+  if (preferred >= 512) info.preferred_block_size = static_cast<uint32_t>(preferred);
+  return endpoint;
+}
+
+Status NbdEndpoint::LastError(const char* op, uint64_t offset, uint64_t length) const {
+  int error_number = nbd_get_errno();
+  return IoError(name_, op, offset, length, LibnbdError(), error_number ? error_number : EIO);
+}
+
+Result<size_t> NbdEndpoint::Read(uint64_t offset, std::span<std::byte> buffer) {
+  if (nbd_pread(handle_.get(), buffer.data(), buffer.size(), offset, 0) == -1) {
+    return LastError("read", offset, buffer.size());
+  }
+  return buffer.size();
+}
+
+Status NbdEndpoint::Write(uint64_t offset, std::span<const std::byte> data) {
+  if (nbd_pwrite(handle_.get(), data.data(), data.size(), offset, 0) == -1) {
+    return LastError("write", offset, data.size());
+  }
+  return Status::Ok();
+}
+
+Status NbdEndpoint::Zero(uint64_t offset, uint64_t length, bool allocate) {
+  if (!can_zero_) return WriteZeroBytes(*this, offset, length);
+  uint32_t flags = allocate ? LIBNBD_CMD_FLAG_NO_HOLE : 0;
+  while (length > 0) {
+    uint64_t n = std::min(length, kMaxZeroLength);
+    if (nbd_zero(handle_.get(), n, offset, flags) == -1) return LastError("zero", offset, n);
+    offset += n;
+    length -= n;
+  }
+  return Status::Ok();
+}
+
+Status NbdEndpoint::Flush() {
+  if (!info_.can_flush) return Status::Ok();
+  if (nbd_flush(handle_.get(), 0) == -1) return LastError("flush", 0, info_.size.value_or(0));
+  return Status::Ok();
+}
+
+Status NbdEndpoint::Extents(uint64_t offset, uint64_t length, std::vector<Extent>* out) {
+  if (!info_.can_extents) return Endpoint::Extents(offset, length, out);
+  length = std::min(length, kMaxExtentsLength);
+  size_t first = out->size();
+  ExtentCollector collector{offset, offset + length, out};
+  nbd_extent_callback callback = {.callback = CollectExtents, .user_data = &collector, .free = nullptr};
+  if (nbd_block_status(handle_.get(), length, offset, callback, 0) == -1) {
+    out->resize(first);
+    return LastError("extents", offset, length);
+  }
+  if (out->size() == first) {
+    return IoError(name_, "extents", offset, length, "server described nothing", EIO);
+  }
+  return Status::Ok();
+}
+
+}  // namespace nbdcopy

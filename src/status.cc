@@ -1,0 +1,16 @@
+#include "nbdcopy/status.h"
+
+#include <cstring>
+
+namespace nbdcopy {
+
+Status Status::FromErrno(const std::string& what, int error_number) {
+  return Status(what + ": " + std::strerror(error_number), error_number);
+}
+
+Status Status::WithPrefix(const std::string& prefix) const {
+  if (ok()) return *this;
+  return Status(prefix + ": " + message_, error_number_);
+}
+
+}  // namespace nbdcopy

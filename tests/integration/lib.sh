@@ -1,0 +1,308 @@
+# Shared helpers for the end-to-end tests.  Source it first thing:
+#     source "$(dirname "$0")/lib.sh"
+#
+# Environment:
+#   NBDCOPY     the binary under test (default: nbdcopy on $PATH)
+#   KEEP_TMP=1  keep the per-test temporary directory (printed) for debugging
+#
+# Exit status convention (CTest): 0 pass, 77 skipped, anything else fail.
+
+set -euo pipefail
+
+NBDCOPY=${NBDCOPY:-nbdcopy}
+TEST_NAME=$(basename "$0" .sh)
+
+# Unix socket paths are limited to ~107 bytes, so keep the directory short
+# and under /tmp whatever $TMPDIR says.
+T=$(mktemp -d /tmp/nbdcp.XXXXXX)
+
+PIDS=()        # children started by us (nbdkit -f ... &)
+DAEMON_PIDS=() # daemons that are not our children (qemu-nbd --fork)
+LOOPS=()       # loop devices we attached
+
+MiB=$((1024 * 1024))
+
+msg() { echo "[$TEST_NAME] $*"; }
+
+fail() {
+    echo "[$TEST_NAME] FAIL: $*" >&2
+    exit 1
+}
+
+skip() {
+    echo "[$TEST_NAME] SKIP: $*" >&2
+    exit 77
+}
+
+_cleanup() {
+    local rc=$?
+    set +e
+    local pid
+    for pid in "${PIDS[@]}" "${DAEMON_PIDS[@]}"; do
+        kill "$pid" 2>/dev/null
+    done
+    for pid in "${PIDS[@]}"; do
+        wait "$pid" 2>/dev/null
+    done
+    for pid in "${DAEMON_PIDS[@]}"; do
+        local i
+        for i in $(seq 50); do
+            kill -0 "$pid" 2>/dev/null || break
+            sleep 0.1
+        done
+        kill -9 "$pid" 2>/dev/null
+    done
+    local dev
+    for dev in "${LOOPS[@]}"; do
+        losetup -d "$dev" 2>/dev/null
+    done
+    if [[ $rc -ne 0 && $rc -ne 77 ]]; then
+        # Help whoever reads the CTest log: show what the servers said.
+        local f
+        for f in "$T"/*.log; do
+            [[ -s $f ]] || continue
+            echo "--- tail of $(basename "$f") ---" >&2
+            tail -n 20 "$f" >&2
+        done
+        [[ -s $T/cmd.err ]] && { echo "--- last nbdcopy stderr ---" >&2; tail -n 20 "$T/cmd.err" >&2; }
+    fi
+    if [[ ${KEEP_TMP:-0} == 1 ]]; then
+        echo "[$TEST_NAME] kept $T" >&2
+    else
+        rm -rf "$T"
+    fi
+    exit "$rc"
+}
+trap _cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+require_cmd() {
+    local c
+    for c in "$@"; do
+        command -v "$c" >/dev/null 2>&1 || skip "$c is not installed"
+    done
+}
+
+# Does the binary under test exist at all?  (A missing binary is a failure,
+# not a skip: the test suite should not go green without the tool.)
+command -v "$NBDCOPY" >/dev/null 2>&1 || fail "NBDCOPY=$NBDCOPY not found"
+
+# ---------------------------------------------------------------------------
+# Servers.  Each server NAME listens on $T/NAME.sock; its stdout/stderr go to
+# $T/NAME.log.
+
+sock_for() { echo "$T/$1.sock"; }
+uri_for() { echo "nbd+unix:///?socket=$T/$1.sock"; }
+
+_wait_pidfile() { # PIDFILE PID-OR-EMPTY WHAT
+    local i
+    for i in $(seq 300); do
+        [[ -s $1 ]] && return 0
+        if [[ -n $2 ]] && ! kill -0 "$2" 2>/dev/null; then
+            cat "$T/$4.log" >&2 || true
+            fail "$3 exited before becoming ready"
+        fi
+        sleep 0.05
+    done
+    fail "$3 did not become ready within 15 s"
+}
+
+# start_nbdkit NAME [NBDKIT OPTIONS...] PLUGIN [PARAMS...]
+# Runs nbdkit in the foreground as our child, dies with us.  nbdkit writes
+# the pidfile only once it is listening, so that is the readiness signal.
+start_nbdkit() {
+    require_cmd nbdkit
+    local name=$1; shift
+    local sock=$T/$name.sock pidf=$T/$name.pid
+    rm -f "$sock" "$pidf"
+    nbdkit -f --exit-with-parent -U "$sock" -P "$pidf" "$@" \
+        >"$T/$name.log" 2>&1 &
+    local pid=$!
+    PIDS+=("$pid")
+    _wait_pidfile "$pidf" "$pid" "nbdkit $name" "$name"
+}
+
+# start_qemu_nbd NAME [QEMU-NBD OPTIONS...] FILE
+# Uses --fork: the parent returns once the server is listening.  Without -t
+# qemu-nbd exits after its (last) client disconnects.
+start_qemu_nbd() {
+    require_cmd qemu-nbd
+    local name=$1; shift
+    local sock=$T/$name.sock pidf=$T/$name.pid
+    rm -f "$sock" "$pidf"
+    qemu-nbd --fork -k "$sock" --pid-file="$pidf" "$@" \
+        >"$T/$name.log" 2>&1 </dev/null ||
+        { cat "$T/$name.log" >&2; fail "qemu-nbd $name failed to start"; }
+    _wait_pidfile "$pidf" "" "qemu-nbd $name" "$name"
+    DAEMON_PIDS+=("$(cat "$pidf")")
+}
+
+# stop_server NAME: stop a server started by start_nbdkit / start_qemu_nbd.
+stop_server() {
+    local pidf=$T/$1.pid pid
+    [[ -s $pidf ]] || return 0
+    pid=$(cat "$pidf")
+    kill "$pid" 2>/dev/null || true
+    local i
+    for i in $(seq 100); do
+        kill -0 "$pid" 2>/dev/null || break
+        sleep 0.05
+    done
+    wait "$pid" 2>/dev/null || true
+    rm -f "$pidf" "$T/$1.sock"
+}
+
+# ---------------------------------------------------------------------------
+# TLS (PSK).  make_psk sets PSK_FILE (user alice) and PSK_KEY (the hex key).
+make_psk() {
+    require_cmd psktool
+    PSK_FILE=$T/keys.psk
+    psktool -u alice -p "$PSK_FILE" >/dev/null 2>&1 || fail "psktool failed"
+    PSK_KEY=$(cut -d: -f2 "$PSK_FILE")
+    [[ ${#PSK_KEY} -ge 32 ]] || fail "unexpected psk file: $(cat "$PSK_FILE")"
+}
+tls_uri_for() { echo "nbds+unix://alice@/?socket=$T/$1.sock&tls-psk-file=$PSK_FILE"; }
+
+# ---------------------------------------------------------------------------
+# Loop devices.
+require_root_loop() {
+    [[ $(id -u) -eq 0 ]] || skip "needs root for loop devices"
+    command -v losetup >/dev/null 2>&1 || skip "losetup not installed"
+    [[ -e /dev/loop-control ]] || skip "/dev/loop-control missing"
+    losetup -f >/dev/null 2>&1 || skip "losetup -f does not work here"
+}
+
+# attach_loop FILE [-r]: sets LOOPDEV.
+attach_loop() {
+    local file=$1; shift
+    LOOPDEV=$(losetup -f --show "$@" "$file" 2>"$T/losetup.err") ||
+        skip "losetup failed: $(cat "$T/losetup.err")"
+    LOOPS+=("$LOOPDEV")
+    [[ -b $LOOPDEV ]] || fail "$LOOPDEV is not a block device"
+}
+
+# ---------------------------------------------------------------------------
+# Test data.
+
+# write_random PATH OFFSET COUNT: overwrite COUNT random bytes at OFFSET.
+write_random() {
+    head -c "$3" /dev/urandom |
+        dd of="$1" bs=64K seek="$2" oflag=seek_bytes iflag=fullblock \
+           conv=notrunc status=none
+}
+
+# write_zeroes PATH OFFSET COUNT: explicitly written (allocated) zeroes.
+write_zeroes() {
+    head -c "$3" /dev/zero |
+        dd of="$1" bs=64K seek="$2" oflag=seek_bytes iflag=fullblock \
+           conv=notrunc status=none
+}
+
+make_random_file() { # PATH SIZE: all random bytes
+    head -c "$2" /dev/urandom >"$1"
+    [[ $(stat -c %s "$1") -eq $2 ]] || fail "could not create $1"
+}
+
+# make_test_file PATH SIZE: a recognisable non-trivial layout.  In every MiB:
+# random bytes [0, 393293), a hole, allocated zeroes [524288, 724288), a
+# hole; plus random bytes in the last min(1234, SIZE) bytes so the file does
+# not end with a hole.
+make_test_file() {
+    local path=$1 size=$2 off n
+    rm -f "$path"
+    truncate -s "$size" "$path"
+    for ((off = 0; off < size; off += MiB)); do
+        n=$((size - off < 393293 ? size - off : 393293))
+        write_random "$path" "$off" "$n"
+        if ((off + 724288 <= size)); then
+            write_zeroes "$path" $((off + 524288)) 200000
+        fi
+    done
+    if ((size > 0)); then
+        n=$((size < 1234 ? size : 1234))
+        write_random "$path" $((size - n)) "$n"
+    fi
+    [[ $(stat -c %s "$path") -eq $size ]] || fail "could not create $path"
+}
+
+# ---------------------------------------------------------------------------
+# Checks.  These read results with tools other than the binary under test.
+
+assert_same_file() { # EXPECTED ACTUAL WHAT
+    [[ -f $2 ]] || fail "$3: $2 was not created"
+    local es as
+    es=$(stat -c %s "$1"); as=$(stat -c %s "$2")
+    [[ $es -eq $as ]] || fail "$3: size $as, expected $es"
+    cmp -s "$1" "$2" || fail "$3: content differs ($(cmp "$1" "$2" 2>&1 | head -1))"
+}
+
+# nbd_to_file URI SIZE OUT: read an export back with qemu-img (independent
+# of nbdcopy).  qemu rounds export sizes up to 512, so cut back to SIZE.
+nbd_to_file() {
+    require_cmd qemu-img
+    qemu-img convert -f raw -O raw "$1" "$3" 2>"$T/readback.err" ||
+        fail "qemu-img could not read back $1: $(cat "$T/readback.err")"
+    truncate -s "$2" "$3"
+}
+
+assert_nbd_equals_file() { # URI FILE WHAT
+    local size
+    size=$(stat -c %s "$2")
+    nbd_to_file "$1" "$size" "$T/readback.img"
+    cmp -s "$2" "$T/readback.img" ||
+        fail "$3: export content differs ($(cmp "$2" "$T/readback.img" 2>&1 | head -1))"
+    rm -f "$T/readback.img"
+}
+
+qcow2_to_file() { # QCOW2 OUT
+    qemu-img convert -f qcow2 -O raw "$1" "$2" || fail "qemu-img convert $1 failed"
+}
+
+# run_copy ARGS...: run the binary under test, which must succeed.
+run_copy() {
+    msg "run: nbdcopy $*"
+    local rc=0
+    "$NBDCOPY" "$@" 2>"$T/cmd.err" || rc=$?
+    [[ -s $T/cmd.err ]] && sed 's/^/    stderr: /' "$T/cmd.err" | head -n 20 >&2
+    [[ $rc -eq 0 ]] || fail "nbdcopy $* exited with status $rc"
+}
+
+# expect_fail CMD...: CMD must fail cleanly: exit status 1..127 (not killed
+# by a signal), stderr is exactly one line starting "nbdcopy: ".  The stderr
+# is left in $ERR_FILE and its text in $ERR.
+expect_fail() {
+    msg "expect failure: $*"
+    local rc=0
+    ERR_FILE=$T/cmd.err
+    "$@" >"$T/cmd.out" 2>"$ERR_FILE" || rc=$?
+    ERR=$(cat "$ERR_FILE")
+    sed 's/^/    stderr: /' "$ERR_FILE" | head -n 20
+    [[ $rc -ne 0 ]] || fail "expected failure, but it exited 0: $*"
+    [[ $rc -lt 128 ]] || fail "exited with status $rc (crash / signal): $*"
+    [[ $ERR == nbdcopy:\ * ]] || fail "stderr does not start with 'nbdcopy: ': $ERR"
+    [[ $(wc -l <"$ERR_FILE") -eq 1 ]] ||
+        fail "expected exactly one line on stderr, got $(wc -l <"$ERR_FILE")"
+}
+
+assert_err_contains() { # TEXT (case-insensitive match against $ERR)
+    grep -qiF -- "$1" <<<"$ERR" || fail "error message lacks '$1': $ERR"
+}
+
+assert_unchanged() { # FILE SAVED-COPY WHAT
+    cmp -s "$1" "$2" || fail "$3: destination was modified"
+}
+
+# Sum of the count= fields of nbdkit log filter lines for one request type
+# (Write, Zero, Trim, Read, ...).
+log_sum() { # LOGFILE TYPE
+    local c total=0
+    for c in $(grep -E "connection=[0-9]+ $2 id=" "$1" |
+               grep -o 'count=0x[0-9a-fA-F]*' | cut -d= -f2); do
+        total=$((total + c))
+    done
+    echo "$total"
+}
+log_count() { # LOGFILE TYPE
+    grep -cE "connection=[0-9]+ $2 id=" "$1" || true
+}
