@@ -17,6 +17,32 @@ Status Endpoint::Truncate(uint64_t size) {
   return Status::Error(name() + ": cannot be resized", EINVAL);
 }
 
+Result<std::unique_ptr<Endpoint>> Endpoint::Connect() {
+  return Status::Error(name() + ": cannot open another connection", EINVAL);
+}
+
+void Endpoint::StartRead(uint64_t offset, std::span<std::byte> buffer, uint64_t tag) {
+  Result<size_t> got = Read(offset, buffer);
+  Status status = got.ok() ? Status::Ok() : got.status();
+  if (status.ok() && *got != buffer.size()) {
+    status = IoError(name(), "read", offset, buffer.size(), "unexpected end of data", EIO);
+  }
+  completions_.push_back(Completion{tag, std::move(status)});
+}
+
+void Endpoint::StartWrite(uint64_t offset, std::span<const std::byte> data, uint64_t tag) {
+  completions_.push_back(Completion{tag, Write(offset, data)});
+}
+
+void Endpoint::StartZero(uint64_t offset, uint64_t length, bool allocate, uint64_t tag) {
+  completions_.push_back(Completion{tag, Zero(offset, length, allocate)});
+}
+
+void Endpoint::TakeCompletions(std::vector<Completion>* out) {
+  for (Completion& completion : completions_) out->push_back(std::move(completion));
+  completions_.clear();
+}
+
 Status WriteZeroBytes(Endpoint& endpoint, uint64_t offset, uint64_t length) {
   constexpr uint64_t kChunk = 1024 * 1024;
   static const std::vector<std::byte> zeroes(kChunk);

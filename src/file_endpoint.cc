@@ -166,6 +166,15 @@ Status FileEndpoint::Extents(uint64_t offset, uint64_t length, std::vector<Exten
   return Status::Ok();
 }
 
+Result<std::unique_ptr<Endpoint>> FileEndpoint::Connect() {
+  // pread/pwrite carry their own offsets, so workers can share the file.
+  UniqueFd fd(fcntl(fd_.get(), F_DUPFD_CLOEXEC, 3));
+  if (!fd.valid()) return Status::FromErrno(name_ + ": dup", errno);
+  std::unique_ptr<FileEndpoint> other(new FileEndpoint(name_, std::move(fd), is_block_device_));
+  other->info_ = info_;
+  return std::unique_ptr<Endpoint>(std::move(other));
+}
+
 Status FileEndpoint::Truncate(uint64_t size) {
   if (!info_.resizable) return Endpoint::Truncate(size);
   // Through zero so the old contents are gone and the whole file is a hole.

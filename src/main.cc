@@ -13,6 +13,7 @@
 #include "nbdcopy/endpoint_spec.h"
 #include "nbdcopy/open_endpoint.h"
 #include "nbdcopy/options.h"
+#include "nbdcopy/parallel_copy.h"
 #include "nbdcopy/progress.h"
 #include "nbdcopy/sync_copy.h"
 
@@ -41,6 +42,35 @@ Status CheckNotSameFile(const EndpointSpec& source, const EndpointSpec& destinat
     return Status::Error(destination.text + ": source and destination are the same file");
   }
   return Status::Ok();
+}
+
+// Opens one more connection per extra worker and runs the parallel engine.
+Status RunParallel(const CopyPlan& plan, const Options& options, Endpoint& source,
+                   Endpoint& destination, Progress& progress) {
+  std::vector<std::unique_ptr<Endpoint>> extra;
+  std::vector<Endpoint*> sources{&source}, destinations{&destination};
+  for (unsigned i = 1; i < plan.connections; ++i) {
+    for (Endpoint* endpoint : {&source, &destination}) {
+      auto connection = endpoint->Connect();
+      if (!connection.ok()) return connection.status();
+      extra.push_back(std::move(connection).value());
+      (endpoint == &source ? sources : destinations).push_back(extra.back().get());
+    }
+  }
+  CopyStats stats;
+  Status status = ParallelCopy(plan, sources, destinations, progress, &stats);
+  if (options.verbose) {
+    std::fprintf(stderr,
+                 "nbdcopy: workers=%zu max_requests_in_flight=%u max_bytes_in_flight=%llu "
+                 "read=%llu written=%llu zeroed=%llu skipped=%llu\n",
+                 sources.size(), stats.max_requests_in_flight,
+                 static_cast<unsigned long long>(stats.max_bytes_in_flight),
+                 static_cast<unsigned long long>(stats.bytes_read),
+                 static_cast<unsigned long long>(stats.bytes_written),
+                 static_cast<unsigned long long>(stats.bytes_zeroed),
+                 static_cast<unsigned long long>(stats.bytes_skipped));
+  }
+  return status;
 }
 
 int Copy(const Options& options) {
@@ -76,9 +106,10 @@ int Copy(const Options& options) {
 
   Progress progress(options.progress, options.progress_fd, (*source)->info().size);
   progress.Start();
-  if (Status status = SyncCopy(*plan, **source, **destination, progress); !status.ok()) {
-    return Fail(status);
-  }
+  Status status = plan->synchronous
+                      ? SyncCopy(*plan, **source, **destination, progress)
+                      : RunParallel(*plan, options, **source, **destination, progress);
+  if (!status.ok()) return Fail(status);
   progress.Finish();
   return kExitSuccess;
 }

@@ -2,6 +2,8 @@
 
 #include <libnbd.h>
 
+#include <poll.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
@@ -74,14 +76,15 @@ Result<std::unique_ptr<NbdEndpoint>> NbdEndpoint::Connect(const EndpointSpec& sp
 
   int64_t size = nbd_get_size(h);
   if (size < 0) return Status::Error(name + ": " + LibnbdError(), nbd_get_errno());
-  std::unique_ptr<NbdEndpoint> endpoint(new NbdEndpoint(std::move(name), std::move(handle)));
+  std::unique_ptr<NbdEndpoint> endpoint(new NbdEndpoint(spec, role, debug, std::move(handle)));
   EndpointInfo& info = endpoint->info_;
   info.size = static_cast<uint64_t>(size);
   info.read_only = nbd_is_read_only(h) == 1;
   endpoint->can_zero_ = nbd_can_zero(h) == 1;
   info.efficient_zero = endpoint->can_zero_;
   info.can_flush = nbd_can_flush(h) == 1;
-  info.can_multi_conn = nbd_can_multi_conn(h) == 1;
+  // A server started by "[ CMD ]" listens on a socket only libnbd holds.
+  info.can_multi_conn = spec.kind != EndpointKind::kCommand && nbd_can_multi_conn(h) == 1;
   info.can_extents = role == Role::kSource && nbd_can_meta_context(h, kBaseAllocation) == 1;
   int64_t preferred = nbd_get_block_size(h, LIBNBD_SIZE_PREFERRED);
   if (preferred >= 512) info.preferred_block_size = static_cast<uint32_t>(preferred);
@@ -139,6 +142,96 @@ Status NbdEndpoint::Extents(uint64_t offset, uint64_t length, std::vector<Extent
     return IoError(name_, "extents", offset, length, "server described nothing", EIO);
   }
   return Status::Ok();
+}
+
+}  // namespace nbdcopy
+
+namespace nbdcopy {
+
+Result<std::unique_ptr<Endpoint>> NbdEndpoint::Connect() {
+  auto other = NbdEndpoint::Connect(spec_, role_, debug_);
+  if (!other.ok()) return other.status();
+  return std::unique_ptr<Endpoint>(std::move(other).value());
+}
+
+NbdEndpoint::Command* NbdEndpoint::NewCommand(const char* op, uint64_t offset, uint64_t length,
+                                              uint64_t tag) {
+  if (free_commands_.empty()) {
+    commands_.push_back(std::make_unique<Command>());
+    free_commands_.push_back(commands_.back().get());
+  }
+  Command* command = free_commands_.back();
+  free_commands_.pop_back();
+  *command = Command{this, op, offset, length, tag};
+  return command;
+}
+
+void NbdEndpoint::Finish(Command* command, int error_number) {
+  Status status = Status::Ok();
+  if (error_number != 0) {
+    status = IoError(name_, command->op, command->offset, command->length,
+                     std::strerror(error_number), error_number);
+  }
+  completions_.push_back(Completion{command->tag, std::move(status)});
+  free_commands_.push_back(command);
+}
+
+void NbdEndpoint::FailToStart(Command* command) {
+  Status status = LastError(command->op, command->offset, command->length);
+  completions_.push_back(Completion{command->tag, std::move(status)});
+  free_commands_.push_back(command);
+}
+
+// Runs inside libnbd, which forbids calls on this handle here: only record.
+int NbdEndpoint::OnCommandDone(void* user_data, int* error) {
+  auto* command = static_cast<Command*>(user_data);
+  command->endpoint->Finish(command, *error);
+  return 1;  // retire the command
+}
+
+void NbdEndpoint::StartRead(uint64_t offset, std::span<std::byte> buffer, uint64_t tag) {
+  Command* command = NewCommand("read", offset, buffer.size(), tag);
+  nbd_completion_callback done = {.callback = OnCommandDone, .user_data = command, .free = nullptr};
+  if (nbd_aio_pread(handle_.get(), buffer.data(), buffer.size(), offset, done, 0) == -1) {
+    FailToStart(command);
+  }
+}
+
+void NbdEndpoint::StartWrite(uint64_t offset, std::span<const std::byte> data, uint64_t tag) {
+  Command* command = NewCommand("write", offset, data.size(), tag);
+  nbd_completion_callback done = {.callback = OnCommandDone, .user_data = command, .free = nullptr};
+  if (nbd_aio_pwrite(handle_.get(), data.data(), data.size(), offset, done, 0) == -1) {
+    FailToStart(command);
+  }
+}
+
+void NbdEndpoint::StartZero(uint64_t offset, uint64_t length, bool allocate, uint64_t tag) {
+  if (!can_zero_ || length > kMaxZeroLength) {
+    Endpoint::StartZero(offset, length, allocate, tag);  // synchronous fallback
+    return;
+  }
+  Command* command = NewCommand("zero", offset, length, tag);
+  nbd_completion_callback done = {.callback = OnCommandDone, .user_data = command, .free = nullptr};
+  uint32_t flags = allocate ? LIBNBD_CMD_FLAG_NO_HOLE : 0;
+  if (nbd_aio_zero(handle_.get(), length, offset, done, flags) == -1) FailToStart(command);
+}
+
+PollInterest NbdEndpoint::poll_interest() const {
+  PollInterest interest;
+  interest.fd = nbd_aio_get_fd(handle_.get());
+  unsigned direction = nbd_aio_get_direction(handle_.get());
+  if (direction & LIBNBD_AIO_DIRECTION_READ) interest.events |= POLLIN;
+  if (direction & LIBNBD_AIO_DIRECTION_WRITE) interest.events |= POLLOUT;
+  return interest;
+}
+
+void NbdEndpoint::OnPollEvents(short revents) {
+  // A hang-up or error is reported by the read side of the state machine.
+  if (revents & (POLLIN | POLLHUP | POLLERR)) {
+    nbd_aio_notify_read(handle_.get());
+  } else if (revents & POLLOUT) {
+    nbd_aio_notify_write(handle_.get());
+  }
 }
 
 }  // namespace nbdcopy

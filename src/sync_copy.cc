@@ -1,5 +1,7 @@
 #include "nbdcopy/sync_copy.h"
 
+#include "nbdcopy/zero_detect.h"
+
 #include <algorithm>
 #include <cstring>
 #include <vector>
@@ -98,33 +100,15 @@ class SyncCopier {
     return destination_.Zero(offset, length, plan_.allocated);
   }
 
-  // Writes data read from offset, turning runs of all-zero blocks (aligned
-  // to sparse_size in the image) into zero operations.
+  // Writes data read from offset; runs of all-zero blocks become zero
+  // operations.
   Status WriteData(uint64_t offset, std::span<const std::byte> data) {
     if (!detect_zeroes_) return destination_.Write(offset, data);
-    const uint64_t granule = plan_.sparse_size;
-    size_t run_start = 0;
-    bool run_zero = false;
-    for (size_t position = 0; position < data.size();) {
-      uint64_t absolute = offset + position;
-      size_t block = std::min<uint64_t>(granule - absolute % granule, data.size() - position);
-      bool zero = IsZero(data.subspan(position, block));
-      if (position > 0 && zero != run_zero) {
-        Status status = FlushRun(offset, data, run_start, position, run_zero);
-        if (!status.ok()) return status;
-        run_start = position;
-      }
-      run_zero = zero;
-      position += block;
-    }
-    return FlushRun(offset, data, run_start, data.size(), run_zero);
-  }
-
-  Status FlushRun(uint64_t offset, std::span<const std::byte> data, size_t begin, size_t end,
-                  bool zero) {
-    if (begin == end) return Status::Ok();
-    if (zero) return ZeroOrSkip(offset + begin, end - begin);
-    return destination_.Write(offset + begin, data.subspan(begin, end - begin));
+    return ForEachZeroRun(offset, data, plan_.sparse_size,
+                          [this](uint64_t run_offset, std::span<const std::byte> run, bool zero) {
+                            if (zero) return ZeroOrSkip(run_offset, run.size());
+                            return destination_.Write(run_offset, run);
+                          });
   }
 
   const CopyPlan& plan_;
@@ -136,13 +120,6 @@ class SyncCopier {
 };
 
 }  // namespace
-
-bool IsZero(std::span<const std::byte> data) {
-  if (data.empty()) return true;
-  // Comparing the buffer with itself shifted by one byte lets memcmp's
-  // vectorised loop do the scan.
-  return data[0] == std::byte{0} && std::memcmp(data.data(), data.data() + 1, data.size() - 1) == 0;
-}
 
 Status SyncCopy(const CopyPlan& plan, Endpoint& source, Endpoint& destination,
                 Progress& progress) {

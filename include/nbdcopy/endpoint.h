@@ -3,7 +3,8 @@
 // this interface and never asks which kind it drives: differences show up as
 // EndpointInfo capabilities.
 //
-// Thread safety: an Endpoint is used by one thread at a time.
+// Thread safety: an Endpoint is used by one thread at a time. Several
+// workers each use their own connection, made with Connect().
 // Errors: every failed operation returns a Status whose message names the
 // endpoint, the operation, the offset and length, and the OS's or server's
 // reason, ready to print after "nbdcopy: ".
@@ -29,6 +30,19 @@ struct Extent {
   uint64_t length = 0;
   bool zero = false;
   bool operator==(const Extent&) const = default;
+};
+
+// A finished asynchronous operation: the caller's tag and how it ended.
+struct Completion {
+  uint64_t tag = 0;
+  Status status;
+};
+
+// What an endpoint with operations in flight waits on: poll(2) fd and
+// events, or fd -1 when its completions never need waiting for.
+struct PollInterest {
+  int fd = -1;
+  short events = 0;
 };
 
 struct EndpointInfo {
@@ -75,6 +89,29 @@ class Endpoint {
   // REQUIRES info().resizable. Discards the contents and sets the size;
   // afterwards every byte reads as zero.
   virtual Status Truncate(uint64_t size);
+
+  // Opens another connection to the same image, for another worker thread.
+  // REQUIRES info().can_multi_conn.
+  virtual Result<std::unique_ptr<Endpoint>> Connect();
+
+  // Asynchronous operations for the parallel engine. Each Start* begins an
+  // operation; it finishes later and shows up in TakeCompletions() with the
+  // tag given here. Buffers must stay valid until then. The default
+  // implementation runs the synchronous call at once and queues its result,
+  // so every endpoint works with the engine; endpoints with real
+  // asynchronous I/O override all of these.
+  virtual void StartRead(uint64_t offset, std::span<std::byte> buffer, uint64_t tag);
+  virtual void StartWrite(uint64_t offset, std::span<const std::byte> data, uint64_t tag);
+  virtual void StartZero(uint64_t offset, uint64_t length, bool allocate, uint64_t tag);
+  // Moves the operations finished so far to *out (appending).
+  virtual void TakeCompletions(std::vector<Completion>* out);
+  // What to poll for while operations are in flight.
+  virtual PollInterest poll_interest() const { return {}; }
+  // Handles the events poll(2) returned for poll_interest().fd.
+  virtual void OnPollEvents(short revents) {}
+
+ protected:
+  std::vector<Completion> completions_;  // finished, not yet taken
 };
 
 // Writes zero bytes over [offset, offset + length) with Write(): the last

@@ -30,6 +30,7 @@ class FileEndpoint : public Endpoint {
   Status Flush() override;
   Status Extents(uint64_t offset, uint64_t length, std::vector<Extent>* out) override;
   Status Truncate(uint64_t size) override;
+  Result<std::unique_ptr<Endpoint>> Connect() override;
 
  private:
   FileEndpoint(std::string name, UniqueFd fd, bool is_block_device)
@@ -76,6 +77,9 @@ class NullEndpoint : public Endpoint {
   Status Write(uint64_t offset, std::span<const std::byte> data) override { return Status::Ok(); }
   Status Zero(uint64_t offset, uint64_t length, bool allocate) override { return Status::Ok(); }
   Status Flush() override { return Status::Ok(); }
+  Result<std::unique_ptr<Endpoint>> Connect() override {
+    return std::unique_ptr<Endpoint>(new NullEndpoint());
+  }
 
  private:
   std::string name_ = "null:";

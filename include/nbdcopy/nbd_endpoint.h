@@ -33,16 +33,49 @@ class NbdEndpoint : public Endpoint {
   Status Zero(uint64_t offset, uint64_t length, bool allocate) override;
   Status Flush() override;
   Status Extents(uint64_t offset, uint64_t length, std::vector<Extent>* out) override;
+  Result<std::unique_ptr<Endpoint>> Connect() override;
+
+  void StartRead(uint64_t offset, std::span<std::byte> buffer, uint64_t tag) override;
+  void StartWrite(uint64_t offset, std::span<const std::byte> data, uint64_t tag) override;
+  void StartZero(uint64_t offset, uint64_t length, bool allocate, uint64_t tag) override;
+  PollInterest poll_interest() const override;
+  void OnPollEvents(short revents) override;
+
+  // One asynchronous command: what libnbd's completion callback needs to
+  // report it. Pooled, so a steady copy allocates none.
+  struct Command {
+    NbdEndpoint* endpoint;
+    const char* op;
+    uint64_t offset;
+    uint64_t length;
+    uint64_t tag;
+  };
 
  private:
-  NbdEndpoint(std::string name, NbdHandle handle)
-      : name_(std::move(name)), handle_(std::move(handle)) {}
+  NbdEndpoint(const EndpointSpec& spec, Role role, bool debug, NbdHandle handle)
+      : spec_(spec),
+        role_(role),
+        debug_(debug),
+        name_(DisplayName(spec)),
+        handle_(std::move(handle)) {}
   Status LastError(const char* op, uint64_t offset, uint64_t length) const;
+  Command* NewCommand(const char* op, uint64_t offset, uint64_t length, uint64_t tag);
+  // Records the end of command (error_number 0 = success) and recycles it.
+  void Finish(Command* command, int error_number);
+  // A Start* call that libnbd refused: report it as a completion.
+  void FailToStart(Command* command);
+  static int OnCommandDone(void* user_data, int* error);
 
+  const EndpointSpec spec_;
+  const Role role_;
+  const bool debug_;
   std::string name_;
-  NbdHandle handle_;
   EndpointInfo info_;
   bool can_zero_ = false;
+  std::vector<std::unique_ptr<Command>> commands_;  // owns every Command
+  std::vector<Command*> free_commands_;
+  // Last, so it closes first: closing may still run completion callbacks.
+  NbdHandle handle_;
 };
 
 }  // namespace nbdcopy

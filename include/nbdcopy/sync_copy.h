@@ -17,9 +17,6 @@ namespace nbdcopy {
 Status SyncCopy(const CopyPlan& plan, Endpoint& source, Endpoint& destination,
                 Progress& progress);
 
-// True if every byte of data is zero.
-bool IsZero(std::span<const std::byte> data);
-
 }  // namespace nbdcopy
 
 #endif  // NBDCOPY_SYNC_COPY_H_

@@ -22,7 +22,7 @@ LOOPS=()       # loop devices we attached
 
 MiB=$((1024 * 1024))
 
-msg() { echo "[$TEST_NAME] $*"; }
+msg() { echo "[$TEST_NAME] $*" >&2; }
 
 fail() {
     echo "[$TEST_NAME] FAIL: $*" >&2
@@ -34,10 +34,10 @@ skip() {
     exit 77
 }
 
-_cleanup() {
-    local rc=$?
+# Stop every server we started and detach every loop device we attached.
+release_resources() {
+    local - pid i dev
     set +e
-    local pid
     for pid in "${PIDS[@]}" "${DAEMON_PIDS[@]}"; do
         kill "$pid" 2>/dev/null
     done
@@ -45,17 +45,23 @@ _cleanup() {
         wait "$pid" 2>/dev/null
     done
     for pid in "${DAEMON_PIDS[@]}"; do
-        local i
         for i in $(seq 50); do
             kill -0 "$pid" 2>/dev/null || break
             sleep 0.1
         done
         kill -9 "$pid" 2>/dev/null
     done
-    local dev
     for dev in "${LOOPS[@]}"; do
         losetup -d "$dev" 2>/dev/null
     done
+    PIDS=() DAEMON_PIDS=() LOOPS=()
+    return 0
+}
+
+_cleanup() {
+    local rc=$?
+    set +e
+    release_resources
     if [[ $rc -ne 0 && $rc -ne 77 ]]; then
         # Help whoever reads the CTest log: show what the servers said.
         local f
@@ -64,7 +70,6 @@ _cleanup() {
             echo "--- tail of $(basename "$f") ---" >&2
             tail -n 20 "$f" >&2
         done
-        [[ -s $T/cmd.err ]] && { echo "--- last nbdcopy stderr ---" >&2; tail -n 20 "$T/cmd.err" >&2; }
     fi
     if [[ ${KEEP_TMP:-0} == 1 ]]; then
         echo "[$TEST_NAME] kept $T" >&2
@@ -182,6 +187,14 @@ attach_loop() {
     [[ -b $LOOPDEV ]] || fail "$LOOPDEV is not a block device"
 }
 
+# detach_loop DEV: detach now (flushes the device into its backing file).
+detach_loop() {
+    losetup -d "$1" || fail "losetup -d $1 failed"
+    local d keep=()
+    for d in "${LOOPS[@]}"; do [[ $d == "$1" ]] || keep+=("$d"); done
+    LOOPS=("${keep[@]}")
+}
+
 # ---------------------------------------------------------------------------
 # Test data.
 
@@ -277,7 +290,7 @@ expect_fail() {
     ERR_FILE=$T/cmd.err
     "$@" >"$T/cmd.out" 2>"$ERR_FILE" || rc=$?
     ERR=$(cat "$ERR_FILE")
-    sed 's/^/    stderr: /' "$ERR_FILE" | head -n 20
+    sed 's/^/    stderr: /' "$ERR_FILE" | head -n 20 >&2
     [[ $rc -ne 0 ]] || fail "expected failure, but it exited 0: $*"
     [[ $rc -lt 128 ]] || fail "exited with status $rc (crash / signal): $*"
     [[ $ERR == nbdcopy:\ * ]] || fail "stderr does not start with 'nbdcopy: ': $ERR"

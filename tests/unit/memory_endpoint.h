@@ -9,6 +9,8 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <memory>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -30,7 +32,9 @@ inline std::ostream& operator<<(std::ostream& os, const Operation& op) {
 class MemoryEndpoint : public Endpoint {
  public:
   explicit MemoryEndpoint(std::vector<std::byte> data, std::string name = "memory")
-      : name_(std::move(name)), data_(std::move(data)) {
+      : name_(std::move(name)),
+        storage_(std::make_shared<std::vector<std::byte>>(std::move(data))),
+        data_(*storage_) {
     info_.size = data_.size();
     info_.efficient_zero = true;
     info_.can_flush = true;
@@ -57,6 +61,53 @@ class MemoryEndpoint : public Endpoint {
     info_.can_extents = true;
   }
   void FailOn(std::string op) { fail_op_ = std::move(op); }
+
+  // Asynchronous mode: Start* does the work at once but its completion is
+  // held back, and TakeCompletions() hands out a random non-empty subset,
+  // so the engine sees operations finish late and out of order.
+  void DeferCompletions(unsigned seed) {
+    defer_ = true;
+    rng_.seed(seed);
+  }
+  // Most data bytes this connection had reading at once (deferred mode).
+  uint64_t max_read_bytes_in_flight() const { return max_read_bytes_in_flight_; }
+
+  // Another connection to the same bytes, with its own log and settings.
+  Result<std::unique_ptr<Endpoint>> Connect() override {
+    auto other = std::unique_ptr<MemoryEndpoint>(new MemoryEndpoint(*this));
+    other->log_.clear();
+    other->completions_.clear();
+    other->deferred_.clear();
+    other->rng_.seed(static_cast<unsigned>(rng_()));
+    return std::unique_ptr<Endpoint>(std::move(other));
+  }
+
+  void StartRead(uint64_t offset, std::span<std::byte> buffer, uint64_t tag) override {
+    if (!defer_) return Endpoint::StartRead(offset, buffer, tag);
+    read_bytes_in_flight_ += buffer.size();
+    max_read_bytes_in_flight_ = std::max(max_read_bytes_in_flight_, read_bytes_in_flight_);
+    Result<size_t> got = Read(offset, buffer);
+    deferred_.push_back({Completion{tag, got.ok() ? Status::Ok() : got.status()}, buffer.size()});
+  }
+  void StartWrite(uint64_t offset, std::span<const std::byte> data, uint64_t tag) override {
+    if (!defer_) return Endpoint::StartWrite(offset, data, tag);
+    deferred_.push_back({Completion{tag, Write(offset, data)}, 0});
+  }
+  void StartZero(uint64_t offset, uint64_t length, bool allocate, uint64_t tag) override {
+    if (!defer_) return Endpoint::StartZero(offset, length, allocate, tag);
+    deferred_.push_back({Completion{tag, Zero(offset, length, allocate)}, 0});
+  }
+  void TakeCompletions(std::vector<Completion>* out) override {
+    Endpoint::TakeCompletions(out);
+    if (deferred_.empty()) return;
+    std::shuffle(deferred_.begin(), deferred_.end(), rng_);
+    size_t n = 1 + rng_() % deferred_.size();
+    for (size_t i = 0; i < n; ++i) {
+      read_bytes_in_flight_ -= deferred_.back().read_bytes;
+      out->push_back(std::move(deferred_.back().completion));
+      deferred_.pop_back();
+    }
+  }
 
   Result<size_t> Read(uint64_t offset, std::span<std::byte> buffer) override {
     log_.push_back({"read", offset, buffer.size()});
@@ -117,9 +168,22 @@ class MemoryEndpoint : public Endpoint {
     return IoError(name_, op, offset, length, "Input/output error", EIO);
   }
 
+  struct Deferred {
+    Completion completion;
+    uint64_t read_bytes;
+  };
+
+  MemoryEndpoint(const MemoryEndpoint&) = default;
+
   std::string name_;
-  std::vector<std::byte> data_;
+  std::shared_ptr<std::vector<std::byte>> storage_;  // shared by connections
+  std::vector<std::byte>& data_;
   EndpointInfo info_;
+  bool defer_ = false;
+  std::mt19937 rng_;
+  std::vector<Deferred> deferred_;
+  uint64_t read_bytes_in_flight_ = 0;
+  uint64_t max_read_bytes_in_flight_ = 0;
   std::vector<Operation> log_;
   std::vector<Extent> zero_ranges_;
   std::string fail_op_;

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "memory_endpoint.h"
+#include "nbdcopy/zero_detect.h"
 
 namespace nbdcopy {
 namespace {
@@ -50,11 +51,10 @@ TEST(SyncCopyTest, CopiesAllDataInRequestSizedPieces) {
   auto destination = MemoryEndpoint::Zeroes(256 * kKiB);
   ASSERT_TRUE(Copy(Plan(64 * kKiB), source, destination).ok());
   EXPECT_EQ(destination.data(), source.data());
-  EXPECT_EQ(OpsNamed(destination, "write"),
-            (std::vector<Operation>{{"write", 0, 65536},
-                                    {"write", 65536, 65536},
-                                    {"write", 131072, 65536},
-                                    {"write", 196608, 65536}}));
+  EXPECT_EQ(OpsNamed(destination, "write"), (std::vector<Operation>{{"write", 0, 65536},
+                                                                    {"write", 65536, 65536},
+                                                                    {"write", 131072, 65536},
+                                                                    {"write", 196608, 65536}}));
   EXPECT_TRUE(OpsNamed(destination, "zero").empty());
 }
 
@@ -77,12 +77,12 @@ TEST(SyncCopyTest, EmptySourceDoesNothing) {
 TEST(SyncCopyTest, SmallerIntoLargerLeavesTheTailAlone) {
   MemoryEndpoint source(RandomBytes(8 * kKiB, 2));
   MemoryEndpoint destination(RandomBytes(16 * kKiB, 3));
-  auto tail_before = std::vector<std::byte>(destination.data().begin() + 8 * kKiB,
-                                            destination.data().end());
+  auto tail_before =
+      std::vector<std::byte>(destination.data().begin() + 8 * kKiB, destination.data().end());
   ASSERT_TRUE(Copy(Plan(4096), source, destination).ok());
   EXPECT_TRUE(std::equal(source.data().begin(), source.data().end(), destination.data().begin()));
-  EXPECT_TRUE(std::equal(tail_before.begin(), tail_before.end(),
-                         destination.data().begin() + 8 * kKiB));
+  EXPECT_TRUE(
+      std::equal(tail_before.begin(), tail_before.end(), destination.data().begin() + 8 * kKiB));
 }
 
 TEST(SyncCopyTest, ZeroExtentsBecomeZeroOperationsAndAreNeverRead) {

@@ -1,0 +1,409 @@
+#!/usr/bin/env python3
+"""Turn the raw results of bench/run.sh into tables, target checks, plots and
+docs/performance.md.  Standard library only; plots are drawn by gnuplot.
+
+Usage: report.py RAWDIR OUTDIR
+  RAWDIR holds what run.sh wrote: meta.txt, version-*.txt, W.json (hyperfine),
+  W.cmds, W.check, W.LABEL.rss, W.LABEL.stats, W.size, sweep-W-PARAM.json.
+  OUTDIR receives performance.md, bench-requests.png, bench-queue-size.png.
+The tables and the target list are also printed on stdout.
+"""
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+
+WORKLOADS = ["pattern", "sparse", "zero", "latency", "sparsefile", "readnull"]
+STRESSES = {
+    "pattern": "raw data path, CPU per byte",
+    "sparse": "extents, zero handling, many small runs",
+    "zero": "an all-zero disk: must cost almost nothing",
+    "latency": "a slow remote source (10 ms per read): concurrency and queueing",
+    "sparsefile": "local file I/O, SEEK_HOLE, punch-hole",
+    "readnull": "the read-only limit (no qemu-img equivalent)",
+}
+PEERS = ["nbdcopy", "qemu-img"]
+WALL_FACTOR = 0.8        # ours wall <= 0.8 x the faster peer
+PATTERN_VS_READNULL = 1.15
+RSS_LIMIT_MIB = 40
+UNITS = {"bytes": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40}
+
+
+def read(path, default=None):
+    try:
+        with open(path) as f:
+            return f.read()
+    except OSError:
+        return default
+
+
+def load_meta(raw):
+    meta = {}
+    for line in (read(os.path.join(raw, "meta.txt"), "") or "").splitlines():
+        key, _, value = line.partition("=")
+        meta[key] = value
+    return meta
+
+
+def stats_coverage(path):
+    """Bytes written + zeroed + trimmed on the destination, from nbdkit's stats filter."""
+    text = read(path)
+    if text is None:
+        return None
+    total = 0.0
+    for m in re.finditer(r"^(write|zero|trim): \d+ ops, [\d.]+ s, ([\d.]+) (\w+)", text, re.M):
+        total += float(m.group(2)) * UNITS.get(m.group(3), 0)
+    return total
+
+
+def load_workload(raw, w):
+    data = read(os.path.join(raw, f"{w}.json"))
+    if data is None:
+        return None
+    size_mib = int((read(os.path.join(raw, f"{w}.size"), "0") or "0").strip() or 0)
+    cmds, servers = {}, []
+    for line in (read(os.path.join(raw, f"{w}.cmds"), "") or "").splitlines():
+        label, _, cmd = line.partition("\t")
+        if label == "server":
+            servers.append(cmd)
+        else:
+            cmds[label] = cmd
+    checks = {}
+    for line in (read(os.path.join(raw, f"{w}.check"), "") or "").splitlines():
+        fields = line.split("\t")
+        if len(fields) >= 3:
+            checks[fields[0]] = fields[1:]
+    rows = {}
+    for r in json.loads(data)["results"]:
+        label = r["command"]
+        times = r.get("times") or [r["mean"]]
+        codes = r.get("exit_codes") or []
+        rss = read(os.path.join(raw, f"{w}.{label}.rss"))
+        rss_kib = None
+        if rss:
+            nums = [ln for ln in rss.split() if ln.isdigit()]
+            rss_kib = int(nums[-1]) if nums else None
+        row = {
+            "wall": statistics.median(times),
+            "cpu": r["user"] + r["system"],
+            "user": r["user"],
+            "system": r["system"],
+            "rss_mib": rss_kib / 1024 if rss_kib is not None else None,
+            "failed": any(c != 0 for c in codes if c is not None),
+            "runs": len(times),
+        }
+        chk = checks.get(label)
+        note = "?"
+        ok = False
+        if chk:
+            rc, result = chk[0], chk[1]
+            alloc = chk[2] if len(chk) > 2 else ""
+            if rc != "0":
+                note = f"exit {rc}"
+            elif result == "n/a":
+                note, ok = "n/a", True
+            else:
+                note, ok = result, result == "identical"
+                cov = stats_coverage(os.path.join(raw, f"{w}.{label}.stats"))
+                if cov is not None and size_mib:
+                    pct = 100.0 * cov / (size_mib << 20)
+                    if pct < 99.5:
+                        ok = False
+                    note += f", {min(pct, 100.0):.0f}% written"
+                if alloc:
+                    note += f", {int(alloc) / 2**20:.0f} MiB allocated"
+        row["check"], row["check_ok"] = note, ok
+        rows[label] = row
+    return {"rows": rows, "cmds": cmds, "servers": servers, "size_mib": size_mib}
+
+
+def fmt_time(s):
+    if s is None:
+        return "—"
+    return f"{s * 1000:.0f} ms" if s < 1 else f"{s:.2f} s"
+
+
+def fmt_ratio(x):
+    return "—" if x is None else f"{x:.2f}×"
+
+
+def best_peer(rows, key):
+    vals = [(rows[p][key], p) for p in PEERS if p in rows and not rows[p]["failed"]]
+    return min(vals) if vals else (None, None)
+
+
+def workload_table(wl):
+    rows = wl["rows"]
+    fast, fast_name = best_peer(rows, "wall")
+    lean, lean_name = best_peer(rows, "cpu")
+    out = ["| command | median wall | CPU (user+sys) | peak RSS | wall / faster peer "
+           "| CPU / leaner peer | check |",
+           "|---|---:|---:|---:|---:|---:|---|"]
+    for label in ["ours"] + PEERS:
+        if label not in rows:
+            continue
+        r = rows[label]
+        wall_ratio = r["wall"] / fast if fast else None
+        cpu_ratio = r["cpu"] / lean if lean else None
+        rss = f"{r['rss_mib']:.1f} MiB" if r["rss_mib"] is not None else "—"
+        name = f"**{label}**" if label == "ours" else label
+        if r["failed"]:
+            name += " (FAILED)"
+        out.append(f"| {name} | {fmt_time(r['wall'])} | {fmt_time(r['cpu'])} "
+                   f"({fmt_time(r['user'])} + {fmt_time(r['system'])}) | {rss} "
+                   f"| {fmt_ratio(wall_ratio)} | {fmt_ratio(cpu_ratio)} | {r['check']} |")
+    if fast_name:
+        out.append("")
+        out.append(f"Faster peer: {fast_name}; leaner peer: {lean_name}. "
+                   f"Size {wl['size_mib']} MiB; ours {wl['size_mib'] / rows['ours']['wall']:.0f} MiB/s."
+                   if "ours" in rows else f"Faster peer: {fast_name}; leaner peer: {lean_name}.")
+    return out
+
+
+def targets(results):
+    out = []
+
+    def add(ok, text):
+        out.append((ok, text))
+
+    for w in WORKLOADS:
+        wl = results.get(w)
+        if not wl:
+            continue
+        rows = wl["rows"]
+        ours = rows.get("ours")
+        broken = ours is None or ours["failed"] or not ours["check_ok"]
+        why = "" if not broken else (" — ours failed" if ours is None or ours["failed"]
+                                     else f" — ours' copy check: {ours['check']}")
+        fast, fast_name = best_peer(rows, "wall")
+        lean, lean_name = best_peer(rows, "cpu")
+        if fast is not None and ours:
+            add(not broken and ours["wall"] <= WALL_FACTOR * fast,
+                f"{w}: wall ≤ {WALL_FACTOR} × faster peer ({fast_name}): "
+                f"{fmt_time(ours['wall'])} vs {fmt_time(WALL_FACTOR * fast)} "
+                f"({ours['wall'] / fast:.2f}×){why}")
+            add(not broken and ours["cpu"] <= lean,
+                f"{w}: CPU ≤ leaner peer ({lean_name}): "
+                f"{fmt_time(ours['cpu'])} vs {fmt_time(lean)} ({ours['cpu'] / lean:.2f}×){why}")
+    p, rn = results.get("pattern"), results.get("readnull")
+    if p and rn and "ours" in p["rows"] and "ours" in rn["rows"]:
+        pw, rw = p["rows"]["ours"]["wall"], rn["rows"]["ours"]["wall"]
+        # Compare per byte in case the two workloads were run with different sizes.
+        ratio = (pw / max(p["size_mib"], 1)) / (rw / max(rn["size_mib"], 1))
+        add(ratio <= PATTERN_VS_READNULL and not p["rows"]["ours"]["failed"],
+            f"pattern wall ≤ {PATTERN_VS_READNULL} × readnull wall (ours): "
+            f"{fmt_time(pw)} vs {fmt_time(rw)} ({ratio:.2f}×)")
+    for w in WORKLOADS:
+        wl = results.get(w)
+        if not wl or "ours" not in wl["rows"]:
+            continue
+        rss = wl["rows"]["ours"]["rss_mib"]
+        add(rss is not None and rss <= RSS_LIMIT_MIB,
+            f"{w}: peak RSS ≤ {RSS_LIMIT_MIB} MiB (default settings): "
+            + (f"{rss:.1f} MiB" if rss is not None else "not measured"))
+    return out
+
+
+def sweep(raw, w, param):
+    data = read(os.path.join(raw, f"sweep-{w}-{param}.json"))
+    size = int((read(os.path.join(raw, f"{w}.size"), "0") or "0").strip() or 0)
+    if data is None or not size:
+        return None
+    points = {}
+    for r in json.loads(data)["results"]:
+        if any(c != 0 for c in (r.get("exit_codes") or []) if c is not None):
+            continue
+        med = statistics.median(r.get("times") or [r["mean"]])
+        points[int(r["command"])] = (size / med, med)
+    return {"size": size, "points": points}
+
+
+def plot(raw, outdir, param, xs, xlabel, title, sweeps):
+    dat = os.path.join(raw, f"sweep-{param}.dat")
+    with open(dat, "w") as f:
+        f.write("# x pattern_MiB/s latency_MiB/s\n")
+        for x in xs:
+            vals = []
+            for w in ("pattern", "latency"):
+                s = sweeps.get((w, param))
+                v = s["points"].get(x) if s else None
+                vals.append(f"{v[0]:.1f}" if v else "NaN")
+            f.write(f"{x} {' '.join(vals)}\n")
+    png = os.path.join(outdir, f"bench-{param}.png")
+    labels = []
+    for w, desc in (("pattern", "pattern"), ("latency", "latency, 10 ms reads")):
+        s = sweeps.get((w, param))
+        labels.append(f"{desc} ({s['size']} MiB)" if s else desc)
+    script = f"""
+set terminal pngcairo size 800,480 font 'sans,10'
+set output '{png}'
+set title "{title}"
+set xlabel "{xlabel}"
+set ylabel 'throughput (MiB/s, size / median wall)'
+set logscale x 2
+set xtics ({', '.join(f'"{x}" {x}' for x in xs)})
+set xrange [{xs[0] / 1.25}:{xs[-1] * 1.25}]
+set yrange [0:*]
+set grid
+set key below
+plot '{dat}' using 1:2 with linespoints lw 2 pt 7 title '{labels[0]}', \\
+     '' using 1:3 with linespoints lw 2 pt 5 title '{labels[1]}'
+"""
+    try:
+        subprocess.run(["gnuplot"], input=script, text=True, check=True)
+    except (OSError, subprocess.CalledProcessError) as e:
+        print(f"report: gnuplot failed for {png}: {e}", file=sys.stderr)
+        return None
+    return png
+
+
+def sweep_table(param, xs, sweeps, unit):
+    out = [f"| {param} | pattern MiB/s | latency MiB/s |", "|---:|---:|---:|"]
+    for x in xs:
+        cells = []
+        for w in ("pattern", "latency"):
+            s = sweeps.get((w, param))
+            v = s["points"].get(x) if s else None
+            cells.append(f"{v[0]:.0f} ({fmt_time(v[1])})" if v else "—")
+        out.append(f"| {x}{unit} | {cells[0]} | {cells[1]} |")
+    return out
+
+
+def main():
+    if len(sys.argv) != 3:
+        sys.exit(__doc__)
+    raw, outdir = sys.argv[1], sys.argv[2]
+    os.makedirs(outdir, exist_ok=True)
+    meta = load_meta(raw)
+    tmp, root = meta.get("tmp", ""), meta.get("root", "")
+
+    def tidy(cmd):
+        if meta.get("ours_copy"):
+            cmd = cmd.replace(meta["ours_copy"], meta.get("ours", "ours"))
+        if tmp:
+            cmd = cmd.replace(tmp, "$T")
+        if root:
+            cmd = cmd.replace(root + "/", "")
+        return cmd
+
+    results = {w: wl for w in WORKLOADS if (wl := load_workload(raw, w))}
+    tlist = targets(results)
+
+    # --- terminal output ---
+    ours_path = tidy(meta.get("ours", "?"))
+    print(f"ours = {ours_path}")
+    for w in WORKLOADS:
+        if w in results:
+            print(f"\n## {w} ({results[w]['size_mib']} MiB)\n")
+            print("\n".join(workload_table(results[w])))
+    print("\n## Targets\n")
+    for ok, text in tlist:
+        print(f"{'PASS' if ok else 'FAIL'}  {text}")
+    npass = sum(1 for ok, _ in tlist if ok)
+    print(f"\n{npass} passed, {len(tlist) - npass} failed")
+
+    # --- sweeps + plots ---
+    sweeps = {}
+    for w in ("pattern", "latency"):
+        for param in ("requests", "queue-size"):
+            s = sweep(raw, w, param)
+            if s:
+                sweeps[(w, param)] = s
+    req_xs, q_xs = [1, 2, 4, 8, 16, 64], [1, 2, 4, 8, 16]
+    pngs = {}
+    if sweeps:
+        pngs["requests"] = plot(raw, outdir, "requests", req_xs,
+                                "--requests (in flight per connection)",
+                                "ours: throughput vs --requests (other settings default)", sweeps)
+        pngs["queue-size"] = plot(raw, outdir, "queue-size", q_xs, "--queue-size (MiB)",
+                                  "ours: throughput vs --queue-size (other settings default)",
+                                  sweeps)
+
+    # --- performance.md ---
+    quick = meta.get("quick") == "1"
+    md = ["# Performance", ""]
+    md.append(f"Generated by `bench/run.sh` on {meta.get('date', '?')}"
+              f" (measuring took {meta.get('elapsed', '?')} s).")
+    if quick:
+        md += ["", "> **QUICK mode** (small sizes, few runs): a smoke test of the benchmark "
+               "script, not a measurement."]
+    md += ["", "## Machine", "",
+           f"- CPUs: {meta.get('nproc', '?')} × {meta.get('cpu', '?')}",
+           f"- memory: {meta.get('mem', '?')}",
+           f"- kernel: {meta.get('kernel', '?')}",
+           "- shared and noisy: the servers and the copier share the two CPUs, so the "
+           "copier's CPU time turns into wall time.",
+           "", "## Versions", "",
+           f"- ours (`{ours_path}`): "
+           + "; ".join((read(os.path.join(raw, 'version-ours.txt'), '?') or '?').split("\n")).strip("; "),
+           "- /usr/bin/nbdcopy: "
+           + "; ".join((read(os.path.join(raw, 'version-nbdcopy.txt'), '?') or '?').split("\n")).strip("; "),
+           f"- qemu-img: {(read(os.path.join(raw, 'version-qemu-img.txt'), '?') or '?').strip()}",
+           f"- nbdkit: {(read(os.path.join(raw, 'version-nbdkit.txt'), '?') or '?').strip()}",
+           f"- hyperfine: {(read(os.path.join(raw, 'version-hyperfine.txt'), '?') or '?').strip()}",
+           "", "## Method", "",
+           f"Each workload is one hyperfine run (`-N`, {meta.get('runs', '?')} runs after "
+           f"{meta.get('warmup', '?')} warm-up) with the commands side by side; the servers are "
+           "started once per workload on unix sockets in a temporary directory `$T`. "
+           "NBD destinations are nbdkit memory servers that every run overwrites whole "
+           "(`--flush` for nbdcopy, `-n -W` for qemu-img, never a target-is-zero hint); the "
+           "file destination is removed before every run (`--prepare 'rm -f DST'`).",
+           "",
+           "- **median wall**: median of hyperfine's run times.",
+           "- **CPU**: hyperfine's mean user + system time of the copier process alone "
+           "(not the servers).",
+           "- **peak RSS**: `/usr/bin/time -f %M` on one extra run per command.",
+           "- **check**: that extra run copies into a fresh destination (a new nbdkit memory "
+           "server with the stats filter, or a new file), then `qemu-img compare` checks it "
+           "against the source and the stats filter shows how much of the image was written, "
+           "zeroed or trimmed (every byte must be).",
+           "- ratios: against the faster (wall) or leaner (CPU) of the two peers; below 1 is "
+           "better than both.", ""]
+    md += ["## Results", ""]
+    for w in WORKLOADS:
+        wl = results.get(w)
+        if not wl:
+            continue
+        md += [f"### {w}: {STRESSES[w]}", "", "```sh"]
+        md += ["# servers / source file, started once:"] + [f"#   {tidy(s)}" for s in wl["servers"]]
+        for label in ["ours"] + PEERS:
+            if label in wl["cmds"]:
+                md += [f"# {label}:", tidy(wl["cmds"][label])]
+        md += ["```", ""]
+        md += workload_table(wl)
+        md += [""]
+    md += ["## Targets", "",
+           "From the issue: wall ≤ 0.8 × the faster peer; CPU ≤ the leaner peer; pattern wall "
+           "within 1.15 × readnull wall (ours); peak RSS at default settings ≤ 40 MiB.", ""]
+    md += [f"- {'PASS' if ok else '**FAIL**'}: {text}" for ok, text in tlist]
+    md += ["", f"{npass} of {len(tlist)} targets met.", ""]
+    if sweeps:
+        md += ["## Sweeps (ours)", "",
+               f"Throughput = size / median wall ({meta.get('sweep_runs', '?')} runs per point after "
+               f"{meta.get('sweep_warmup', '?')} warm-up) "
+               "on the pattern and latency workloads, changing one setting at a time.", ""]
+        if pngs.get("requests"):
+            md += ["![throughput vs --requests](bench-requests.png)", ""]
+        md += sweep_table("requests", req_xs, sweeps, "") + [""]
+        if pngs.get("queue-size"):
+            md += ["![throughput vs --queue-size](bench-queue-size.png)", ""]
+        md += sweep_table("queue-size", q_xs, sweeps, " MiB") + [""]
+    md += ["## How to reproduce", "",
+           "```sh",
+           "scripts/setup.sh            # packages + build",
+           "bench/run.sh                # full run: this page and docs/bench-*.png",
+           "QUICK=1 bench/run.sh        # smoke test in about a minute (bench/out/quick/)",
+           "NBDCOPY=/usr/bin/nbdcopy bench/run.sh   # any binary as \"ours\"",
+           "```", "",
+           "See `bench/README.md` for the environment variables (`RUNS`, `WARMUP`, `SWEEP`, "
+           "`WORKLOADS`, …). Raw hyperfine JSON and logs are kept in `bench/out/raw/`.", ""]
+    path = os.path.join(outdir, "performance.md")
+    with open(path, "w") as f:
+        f.write("\n".join(md))
+    print(f"\nreport: wrote {path}" + "".join(f", {p}" for p in pngs.values() if p))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,286 @@
+#!/usr/bin/env bash
+# bench/run.sh: benchmark our nbdcopy against /usr/bin/nbdcopy and qemu-img convert.
+#
+# Usage: bench/run.sh                       full run, writes docs/performance.md + docs/*.png
+#        QUICK=1 bench/run.sh               small sizes, smoke test (output in bench/out/quick/)
+#        NBDCOPY=/usr/bin/nbdcopy bench/run.sh   use another binary as "ours"
+# Environment: see bench/README.md (NBDCOPY, QUICK, RUNS, WARMUP, SWEEP, SWEEP_RUNS,
+# WORKLOADS, OUTDIR, RAW, TMPDIR).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+BENCH=$ROOT/bench
+
+QUICK=${QUICK:-0}
+RUNS=${RUNS:-$([ "$QUICK" = 1 ] && echo 3 || echo 5)}
+WARMUP=${WARMUP:-1}
+SWEEP=${SWEEP:-1}
+SWEEP_RUNS=${SWEEP_RUNS:-$([ "$QUICK" = 1 ] && echo 2 || echo 3)}
+SWEEP_WARMUP=${SWEEP_WARMUP:-$([ "$QUICK" = 1 ] && echo 0 || echo 1)}
+WORKLOADS=${WORKLOADS:-pattern sparse zero latency sparsefile readnull}
+if [ "$QUICK" = 1 ]; then
+  OUTDIR=${OUTDIR:-$BENCH/out/quick}
+  RAW=${RAW:-$BENCH/out/quick/raw}
+else
+  OUTDIR=${OUTDIR:-$ROOT/docs}
+  RAW=${RAW:-$BENCH/out/raw}
+fi
+
+OURS=${NBDCOPY:-build/nbdcopy}
+case $OURS in /*) ;; */*) OURS=$ROOT/$OURS ;; *) OURS=$(command -v "$OURS") ;; esac
+REF=/usr/bin/nbdcopy
+QEMU_IMG=$(command -v qemu-img)
+TIME=/usr/bin/time
+
+die() { echo "bench: $*" >&2; exit 1; }
+for tool in hyperfine nbdkit qemu-img gnuplot python3; do
+  command -v "$tool" >/dev/null || die "$tool is missing (scripts/setup.sh installs it)"
+done
+[ -x "$TIME" ] || die "$TIME is missing (apt-get install time)"
+[ -x "$REF" ] || die "$REF is missing (apt-get install libnbd-bin)"
+[ -x "$OURS" ] && "$OURS" --help >/dev/null 2>&1 ||
+  die "ours ($OURS) does not run; build it or set NBDCOPY=/path/to/nbdcopy"
+
+# Sizes in MiB per workload.
+declare -A SIZE
+if [ "$QUICK" = 1 ]; then
+  SIZE=([pattern]=64 [sparse]=512 [zero]=1024 [latency]=16 [sparsefile]=128 [readnull]=64)
+else
+  SIZE=([pattern]=1024 [sparse]=8192 [zero]=16384 [latency]=512 [sparsefile]=2048 [readnull]=1024)
+fi
+
+T=$(mktemp -d "${TMPDIR:-/tmp}/nbdbench.XXXXXX")
+case $T in *[[:space:]]*) die "temporary directory path must not contain spaces: $T" ;; esac
+case $OURS in *[[:space:]]*) die "the path of ours must not contain spaces: $OURS" ;; esac
+# Measure a copy, so that a rebuild during the run cannot mix two binaries.
+OURS_ORIG=$OURS
+mkdir "$T/bin"
+cp "$OURS_ORIG" "$T/bin/nbdcopy"
+OURS=$T/bin/nbdcopy
+
+# ---- servers ----------------------------------------------------------------------
+# Every server runs on a unix socket in $T with a pidfile; all are stopped at exit.
+uri() { echo "nbd+unix:///?socket=$T/$1.sock"; }
+
+start_server() { # NAME NBDKIT-ARGS...
+  local name=$1; shift
+  rm -f "$T/$name.pid" "$T/$name.sock"
+  echo "nbdkit -U $T/$name.sock -P $T/$name.pid $*" >>"$T/servers.log"
+  nbdkit --exit-with-parent -U "$T/$name.sock" -P "$T/$name.pid" "$@" \
+    >>"$T/nbdkit.log" 2>&1 &
+  local i
+  for ((i = 0; i < 200; i++)); do
+    [ -s "$T/$name.pid" ] && [ -S "$T/$name.sock" ] && return 0
+    sleep 0.05
+  done
+  die "nbdkit $name did not start: $(tail -3 "$T/nbdkit.log")"
+}
+
+stop_server() { # NAME
+  local pidfile=$T/$1.pid pid i
+  [ -s "$pidfile" ] || return 0
+  pid=$(cat "$pidfile")
+  kill "$pid" 2>/dev/null || true
+  for ((i = 0; i < 200; i++)); do
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.05
+  done
+  rm -f "$pidfile" "$T/$1.sock"
+}
+
+cleanup() {
+  local f
+  for f in "$T"/*.pid; do
+    [ -e "$f" ] && stop_server "$(basename "$f" .pid)"
+  done
+  rm -rf "$T"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# ---- workloads --------------------------------------------------------------------
+# setup_workload W: starts W's servers and sets
+#   SRC      source operand          DST   destination operand
+#   KIND     nbd | file | null       CMP   source to compare the destination with
+#   SERVERS  the nbdkit commands (for the report)
+setup_workload() {
+  local w=$1 mib=${SIZE[$1]}
+  : >"$T/servers.log"
+  KIND=nbd
+  case $w in
+    pattern | readnull)
+      start_server "$w-src" -r pattern "size=${mib}M"
+      SRC=$(uri "$w-src")
+      CMP=$SRC
+      if [ "$w" = readnull ]; then KIND=null; DST=null:; fi
+      ;;
+    sparse)
+      start_server "$w-src" -r sparse-random "size=${mib}M" percent=10 seed=1
+      SRC=$(uri "$w-src")
+      CMP=$SRC
+      ;;
+    zero)
+      start_server "$w-src" -r null "size=${mib}M"
+      SRC=$(uri "$w-src")
+      CMP=$SRC
+      ;;
+    latency)
+      start_server "$w-src" -r --filter=delay pattern "size=${mib}M" delay-read=10ms
+      # Same bytes without the delay, only used to check the copies.
+      start_server "$w-cmp" -r pattern "size=${mib}M"
+      SRC=$(uri "$w-src")
+      CMP=$(uri "$w-cmp")
+      ;;
+    sparsefile)
+      KIND=file
+      SRC=$T/sparse-src.img
+      DST=$T/sparse-dst.img
+      CMP=$SRC
+      python3 "$BENCH/mksparse.py" "$SRC" "$mib" 1
+      echo "python3 bench/mksparse.py $SRC $mib 1   # $((mib * 3 / 8)) MiB data in runs, rest holes" \
+        >>"$T/servers.log"
+      ;;
+    *) die "unknown workload $w" ;;
+  esac
+  if [ "$KIND" = nbd ]; then
+    start_server "$w-dst" memory "size=${mib}M"
+    DST=$(uri "$w-dst")
+  fi
+}
+
+stop_workload() {
+  local w=$1
+  stop_server "$w-src"; stop_server "$w-dst"; stop_server "$w-cmp"
+  rm -f "$T/sparse-src.img" "$T/sparse-dst.img"
+}
+
+# cmd_for LABEL DST: the command line of LABEL copying $SRC to DST.
+cmd_for() {
+  local flush=
+  [ "$KIND" = nbd ] && flush=--flush
+  case $1 in
+    ours) echo "$OURS $flush $SRC $2" ;;
+    nbdcopy) echo "$REF $flush $SRC $2" ;;
+    qemu-img)
+      if [ "$KIND" = nbd ]; then
+        echo "$QEMU_IMG convert -n -W -f raw -O raw $SRC $2"
+      else
+        echo "$QEMU_IMG convert -W -f raw -O raw $SRC $2"
+      fi ;;
+  esac
+}
+
+# One extra run per command, outside hyperfine: peak RSS with /usr/bin/time, then a check
+# that the destination holds the source (into a fresh destination, so nothing left over
+# from another command can hide a missing write).
+rss_and_check() { # W LABEL
+  local w=$1 label=$2 dst=$DST cmd rc check alloc=
+  if [ "$KIND" = nbd ]; then
+    start_server verify --filter=stats memory "size=${SIZE[$w]}M" \
+      "statsfile=$RAW/$w.$label.stats"
+    dst=$(uri verify)
+  elif [ "$KIND" = file ]; then
+    rm -f "$dst"
+  fi
+  cmd=$(cmd_for "$label" "$dst")
+  local -a argv
+  read -ra argv <<<"$cmd"
+  rc=0
+  "$TIME" -f %M -o "$RAW/$w.$label.rss" "${argv[@]}" >/dev/null 2>"$RAW/$w.$label.stderr" || rc=$?
+  if [ "$rc" -ne 0 ]; then
+    check="exit $rc"
+  elif [ "$KIND" = null ]; then
+    check=n/a
+  elif "$QEMU_IMG" compare -q -f raw -F raw "$CMP" "$dst" >/dev/null 2>&1; then
+    check=identical
+  else
+    check=DIFFERENT
+  fi
+  if [ "$KIND" = file ] && [ -e "$dst" ]; then
+    alloc=$(($(stat -c '%b * %B' "$dst")))
+  fi
+  [ "$KIND" = nbd ] && stop_server verify   # writes the stats file
+  printf '%s\t%s\t%s\t%s\n' "$label" "$rc" "$check" "$alloc" >>"$RAW/$w.check"
+}
+
+run_workload() {
+  local w=$1 label
+  echo
+  echo "=== $w (${SIZE[$w]} MiB) ==="
+  setup_workload "$w"
+  local -a labels=(ours nbdcopy) hf=()
+  [ "$KIND" != null ] && labels+=(qemu-img)
+  [ "$KIND" = file ] && hf+=(--prepare "rm -f $DST")
+  : >"$RAW/$w.cmds"
+  while read -r line; do printf 'server\t%s\n' "$line" >>"$RAW/$w.cmds"; done <"$T/servers.log"
+  for label in "${labels[@]}"; do
+    hf+=(-n "$label" "$(cmd_for "$label" "$DST")")
+    printf '%s\t%s\n' "$label" "$(cmd_for "$label" "$DST")" >>"$RAW/$w.cmds"
+  done
+  hyperfine -N -i --style basic --runs "$RUNS" --warmup "$WARMUP" \
+    --export-json "$RAW/$w.json" "${hf[@]}" || echo "bench: hyperfine failed on $w" >&2
+  : >"$RAW/$w.check"
+  for label in "${labels[@]}"; do rss_and_check "$w" "$label"; done
+  echo "${SIZE[$w]}" >"$RAW/$w.size"
+  stop_workload "$w"
+}
+
+# Sweep of our --requests and --queue-size on the pattern and latency workloads.
+run_sweep() {
+  local w=$1 r q
+  echo
+  echo "=== sweep on $w (${SIZE[$w]} MiB) ==="
+  setup_workload "$w"
+  echo "${SIZE[$w]}" >"$RAW/$w.size"
+  local -a hf=()
+  for r in 1 2 4 8 16 64; do hf+=(-n "$r" "$OURS --flush --requests=$r $SRC $DST"); done
+  hyperfine -N -i --style basic --runs "$SWEEP_RUNS" --warmup "$SWEEP_WARMUP" \
+    --export-json "$RAW/sweep-$w-requests.json" "${hf[@]}" ||
+    echo "bench: hyperfine failed on the requests sweep of $w" >&2
+  hf=()
+  for q in 1 2 4 8 16; do
+    hf+=(-n "$q" "$OURS --flush --queue-size=$((q * 1024 * 1024)) $SRC $DST")
+  done
+  hyperfine -N -i --style basic --runs "$SWEEP_RUNS" --warmup "$SWEEP_WARMUP" \
+    --export-json "$RAW/sweep-$w-queue-size.json" "${hf[@]}" ||
+    echo "bench: hyperfine failed on the queue-size sweep of $w" >&2
+  stop_workload "$w"
+}
+
+# ---- main -------------------------------------------------------------------------
+rm -rf "$RAW"
+mkdir -p "$RAW" "$OUTDIR"
+start=$(date +%s)
+{
+  echo "date=$(date -u '+%Y-%m-%d %H:%M UTC')"
+  echo "quick=$QUICK"
+  echo "runs=$RUNS"
+  echo "warmup=$WARMUP"
+  echo "sweep_runs=$SWEEP_RUNS"
+  echo "sweep_warmup=$SWEEP_WARMUP"
+  echo "ours=$OURS_ORIG"
+  echo "ours_copy=$OURS"
+  echo "root=$ROOT"
+  echo "tmp=$T"
+  echo "nproc=$(nproc)"
+  echo "cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)"
+  echo "kernel=$(uname -sr)"
+  echo "mem=$(awk '/MemTotal/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo)"
+  echo "workloads=$WORKLOADS"
+} >"$RAW/meta.txt"
+"$OURS" -V >"$RAW/version-ours.txt" 2>&1 || true
+"$REF" -V >"$RAW/version-nbdcopy.txt" 2>&1 || true
+"$QEMU_IMG" --version 2>&1 | head -1 >"$RAW/version-qemu-img.txt" || true
+nbdkit --version >"$RAW/version-nbdkit.txt" 2>&1 || true
+hyperfine --version >"$RAW/version-hyperfine.txt" 2>&1 || true
+
+echo "bench: ours = $OURS_ORIG (copied to $OURS); runs=$RUNS warmup=$WARMUP quick=$QUICK; raw results in $RAW"
+for w in $WORKLOADS; do run_workload "$w"; done
+if [ "$SWEEP" != 0 ]; then
+  for w in pattern latency; do run_sweep "$w"; done
+fi
+echo "elapsed=$(($(date +%s) - start))" >>"$RAW/meta.txt"
+
+echo
+python3 "$BENCH/report.py" "$RAW" "$OUTDIR"
+echo "bench: took $(($(date +%s) - start)) s; report in $OUTDIR/performance.md"

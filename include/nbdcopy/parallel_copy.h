@@ -1,0 +1,41 @@
+// The parallel copy engine: one worker thread per connection. Each worker
+// owns one source and one destination connection and runs its own poll(2)
+// loop over both, so no lock is taken per request. Work is handed out in
+// ranges from a shared cursor; within a worker, admission is gated by both
+// --requests (operations in flight) and --queue-size (data bytes in
+// flight; zero operations carry no payload and do not count).
+#ifndef NBDCOPY_PARALLEL_COPY_H_
+#define NBDCOPY_PARALLEL_COPY_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "nbdcopy/copy_plan.h"
+#include "nbdcopy/endpoint.h"
+#include "nbdcopy/progress.h"
+
+namespace nbdcopy {
+
+// What the workers did, for -v and for tests that check the limits held.
+struct CopyStats {
+  uint64_t max_bytes_in_flight = 0;     // largest data budget one worker used
+  unsigned max_requests_in_flight = 0;  // most requests one worker had open
+  uint64_t bytes_read = 0;
+  uint64_t bytes_written = 0;
+  uint64_t bytes_zeroed = 0;   // by zero operations
+  uint64_t bytes_skipped = 0;  // zero ranges left alone (already zero)
+};
+
+// Copies the source to the destination with sources.size() workers;
+// worker i uses sources[i] and destinations[i]. Flushes if plan.flush.
+// Returns the first failure; all workers stop soon after it.
+// REQUIRES sources.size() == destinations.size() >= 1, the source has a
+// known size, neither endpoint is sequential, and the destination was
+// prepared (PrepareDestination).
+Status ParallelCopy(const CopyPlan& plan, const std::vector<Endpoint*>& sources,
+                    const std::vector<Endpoint*>& destinations, Progress& progress,
+                    CopyStats* stats);
+
+}  // namespace nbdcopy
+
+#endif  // NBDCOPY_PARALLEL_COPY_H_

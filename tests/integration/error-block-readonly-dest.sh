@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# A read-only block device (losetup -r) as destination is refused with a
+# clean error and is left untouched.
+source "$(dirname "$0")/lib.sh"
+require_root_loop
+
+size=$((2 * MiB))
+make_random_file "$T/src.img" "$size"
+make_random_file "$T/backing.img" "$size"
+cp "$T/backing.img" "$T/backing.orig"
+attach_loop "$T/backing.img" -r
+
+expect_fail "$NBDCOPY" "$T/src.img" "$LOOPDEV"
+detach_loop "$LOOPDEV"
+assert_unchanged "$T/backing.img" "$T/backing.orig" "read-only loop device"
+msg PASS

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# A missing source file fails cleanly ("No such file or directory") and
+# creates no destination file; an existing destination is left unchanged.
+source "$(dirname "$0")/lib.sh"
+
+expect_fail "$NBDCOPY" "$T/no-such-file.img" "$T/out.img"
+assert_err_contains "No such file or directory"
+[[ ! -e $T/out.img ]] || fail "destination file created for a missing source"
+
+make_random_file "$T/dst.img" "$MiB"
+cp "$T/dst.img" "$T/dst.orig"
+expect_fail "$NBDCOPY" "$T/no-such-file.img" "$T/dst.img"
+assert_err_contains "No such file or directory"
+assert_unchanged "$T/dst.img" "$T/dst.orig" "existing destination"
+msg PASS

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# --long-options prints exactly the long options, one per line, in this
+# order (bash completion relies on it), exit 0.
+# (nbdcopy 1.14.2 lacks --blkhash and --blkhash-file: it fails.)
+source "$(dirname "$0")/lib.sh"
+
+cat >"$T/want.txt" <<'LIST'
+--help
+--allocated
+--blkhash
+--blkhash-file
+--connections
+--destination-is-zero
+--flush
+--no-extents
+--progress
+--queue-size
+--request-size
+--requests
+--sparse
+--synchronous
+--target-is-zero
+--threads
+--verbose
+--version
+LIST
+"$NBDCOPY" --long-options >"$T/got.txt" 2>"$T/err.txt" || fail "--long-options exited non-zero"
+[[ ! -s $T/err.txt ]] || fail "--long-options wrote to stderr: $(cat "$T/err.txt")"
+diff -u "$T/want.txt" "$T/got.txt" || fail "--long-options output differs (see diff)"
+msg PASS

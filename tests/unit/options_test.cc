@@ -1,0 +1,449 @@
+#include "nbdcopy/options.h"
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace nbdcopy {
+namespace {
+
+using Words = std::vector<std::string>;
+
+Result<CommandLine> Parse(const Words& args) { return ParseCommandLine(args); }
+
+// Parses a copy command line that must succeed.
+Options ParseOk(const Words& args) {
+  Result<CommandLine> result = Parse(args);
+  EXPECT_TRUE(result.ok()) << result.status().message();
+  if (!result.ok()) return Options();
+  EXPECT_EQ(result->action, Action::kCopy);
+  return result->options;
+}
+
+// The error message of a command line that must fail.
+std::string ParseError(const Words& args) {
+  Result<CommandLine> result = Parse(args);
+  EXPECT_FALSE(result.ok());
+  return result.ok() ? std::string("(parsed)") : result.status().message();
+}
+
+Action ParseAction(const Words& args) {
+  Result<CommandLine> result = Parse(args);
+  EXPECT_TRUE(result.ok()) << result.status().message();
+  return result.ok() ? result->action : Action::kCopy;
+}
+
+Words Lines(const std::string& text) {
+  Words lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+TEST(OptionsTest, Defaults) {
+  Options options = ParseOk({"src", "dst"});
+  EXPECT_FALSE(options.allocated);
+  EXPECT_EQ(options.connections, 4u);
+  EXPECT_FALSE(options.destination_is_zero);
+  EXPECT_FALSE(options.flush);
+  EXPECT_TRUE(options.extents);
+  EXPECT_EQ(options.progress, ProgressMode::kNone);
+  EXPECT_EQ(options.progress_fd, -1);
+  EXPECT_EQ(options.request_size, 256u * 1024);
+  EXPECT_EQ(options.queue_size, 16u * 1024 * 1024);
+  EXPECT_EQ(options.requests, 64u);
+  EXPECT_EQ(options.sparse_size, 4096u);
+  EXPECT_FALSE(options.synchronous);
+  EXPECT_EQ(options.threads, 0u);
+  EXPECT_FALSE(options.verbose);
+  EXPECT_FALSE(options.blkhash.has_value());
+  EXPECT_FALSE(options.blkhash_file.has_value());
+  EXPECT_EQ(options.source, Words{"src"});
+  EXPECT_EQ(options.destination, Words{"dst"});
+}
+
+TEST(OptionsTest, Flags) {
+  EXPECT_TRUE(ParseOk({"--allocated", "a", "b"}).allocated);
+  EXPECT_TRUE(ParseOk({"--destination-is-zero", "a", "b"}).destination_is_zero);
+  EXPECT_TRUE(ParseOk({"--target-is-zero", "a", "b"}).destination_is_zero);
+  EXPECT_TRUE(ParseOk({"--flush", "a", "b"}).flush);
+  EXPECT_FALSE(ParseOk({"--no-extents", "a", "b"}).extents);
+  EXPECT_TRUE(ParseOk({"--synchronous", "a", "b"}).synchronous);
+  EXPECT_TRUE(ParseOk({"-v", "a", "b"}).verbose);
+  EXPECT_TRUE(ParseOk({"--verbose", "a", "b"}).verbose);
+  EXPECT_TRUE(ParseOk({"-v", "--verbose", "a", "b"}).verbose);  // repeats are fine
+}
+
+TEST(OptionsTest, CountsShortAndLong) {
+  EXPECT_EQ(ParseOk({"-C", "2", "a", "b"}).connections, 2u);
+  EXPECT_EQ(ParseOk({"-C2", "a", "b"}).connections, 2u);
+  EXPECT_EQ(ParseOk({"--connections=3", "a", "b"}).connections, 3u);
+  EXPECT_EQ(ParseOk({"--connections", "5", "a", "b"}).connections, 5u);
+  EXPECT_EQ(ParseOk({"-R", "8", "a", "b"}).requests, 8u);
+  EXPECT_EQ(ParseOk({"-R8", "a", "b"}).requests, 8u);
+  EXPECT_EQ(ParseOk({"--requests=128", "a", "b"}).requests, 128u);
+  EXPECT_EQ(ParseOk({"--requests", "1", "a", "b"}).requests, 1u);
+  EXPECT_EQ(ParseOk({"-T", "6", "a", "b"}).threads, 6u);
+  EXPECT_EQ(ParseOk({"-T0", "a", "b"}).threads, 0u);
+  EXPECT_EQ(ParseOk({"--threads=16", "a", "b"}).threads, 16u);
+  EXPECT_EQ(ParseOk({"--threads", "0", "a", "b"}).threads, 0u);
+  EXPECT_EQ(ParseOk({"-C", "4294967295", "a", "b"}).connections, 4294967295u);
+}
+
+TEST(OptionsTest, SizesShortLongAndHuman) {
+  EXPECT_EQ(ParseOk({"--request-size=4096", "a", "b"}).request_size, 4096u);
+  EXPECT_EQ(ParseOk({"--request-size", "32M", "a", "b"}).request_size, 32u << 20);
+  EXPECT_EQ(ParseOk({"--request-size=4194304", "a", "b"}).request_size, 4u << 20);
+  EXPECT_EQ(ParseOk({"--request-size=64k", "a", "b"}).request_size, 64u << 10);
+  EXPECT_EQ(ParseOk({"--queue-size=1", "a", "b"}).queue_size, 1u);
+  EXPECT_EQ(ParseOk({"--queue-size", "1G", "a", "b"}).queue_size, 1u << 30);
+  EXPECT_EQ(ParseOk({"--queue-size=64MiB", "a", "b"}).queue_size, 64u << 20);
+  EXPECT_EQ(ParseOk({"-S", "0", "a", "b"}).sparse_size, 0u);
+  EXPECT_EQ(ParseOk({"-S512", "a", "b"}).sparse_size, 512u);
+  EXPECT_EQ(ParseOk({"--sparse=1k", "a", "b"}).sparse_size, 1024u);
+  EXPECT_EQ(ParseOk({"--sparse", "64K", "a", "b"}).sparse_size, 64u << 10);
+}
+
+TEST(OptionsTest, Progress) {
+  Options bar = ParseOk({"-p", "a", "b"});
+  EXPECT_EQ(bar.progress, ProgressMode::kBar);
+  EXPECT_EQ(bar.progress_fd, -1);
+  EXPECT_EQ(ParseOk({"--progress", "a", "b"}).progress, ProgressMode::kBar);
+
+  Options fd = ParseOk({"--progress=3", "a", "b"});
+  EXPECT_EQ(fd.progress, ProgressMode::kFd);
+  EXPECT_EQ(fd.progress_fd, 3);
+  EXPECT_EQ(ParseOk({"--progress=0", "a", "b"}).progress_fd, 0);
+
+  // As upstream: a later bare -p does not forget the FD; a later FD wins.
+  Options both = ParseOk({"--progress=3", "-p", "--progress", "a", "b"});
+  EXPECT_EQ(both.progress, ProgressMode::kFd);
+  EXPECT_EQ(both.progress_fd, 3);
+  EXPECT_EQ(ParseOk({"--progress=3", "--progress=4", "a", "b"}).progress_fd, 4);
+
+  // Only "--progress=FD" takes a value: here 3 is an operand.
+  EXPECT_EQ(ParseError({"--progress", "3", "a", "b"}),
+            "expected SOURCE and DESTINATION, got 3 operands (try --help)");
+  Options operand = ParseOk({"--progress", "3", "b"});
+  EXPECT_EQ(operand.progress, ProgressMode::kBar);
+  EXPECT_EQ(operand.source, Words{"3"});
+}
+
+TEST(OptionsTest, Blkhash) {
+  std::optional<BlkhashSpec> bare = ParseOk({"--blkhash", "a", "b"}).blkhash;
+  ASSERT_TRUE(bare.has_value());
+  EXPECT_EQ(bare->algorithm, "sha256");
+  EXPECT_EQ(bare->block_size, 65536u);
+
+  for (const char* algorithm : {"md5", "sha1", "sha256", "sha512"}) {
+    std::optional<BlkhashSpec> spec =
+        ParseOk({std::string("--blkhash=") + algorithm, "a", "b"}).blkhash;
+    ASSERT_TRUE(spec.has_value());
+    EXPECT_EQ(spec->algorithm, algorithm);
+    EXPECT_EQ(spec->block_size, 65536u);
+  }
+  std::optional<BlkhashSpec> sized = ParseOk({"--blkhash=sha512/512k", "a", "b"}).blkhash;
+  ASSERT_TRUE(sized.has_value());
+  EXPECT_EQ(sized->algorithm, "sha512");
+  EXPECT_EQ(sized->block_size, 512u * 1024);
+  EXPECT_EQ(ParseOk({"--blkhash=md5/4096", "a", "b"}).blkhash->block_size, 4096u);
+
+  // A bare --blkhash does not take the next word.
+  EXPECT_EQ(ParseOk({"--blkhash", "md5", "b"}).source, Words{"md5"});
+
+  EXPECT_EQ(ParseOk({"--blkhash-file=out.hash", "a", "b"}).blkhash_file, "out.hash");
+  EXPECT_EQ(ParseOk({"--blkhash-file", "out.hash", "a", "b"}).blkhash_file, "out.hash");
+  EXPECT_FALSE(ParseOk({"--blkhash-file=x", "a", "b"}).blkhash.has_value());
+}
+
+TEST(OptionsTest, CombinedShortFlags) {
+  Options options = ParseOk({"-vp", "a", "b"});
+  EXPECT_TRUE(options.verbose);
+  EXPECT_EQ(options.progress, ProgressMode::kBar);
+  options = ParseOk({"-vC3", "a", "b"});  // a value may end a cluster
+  EXPECT_TRUE(options.verbose);
+  EXPECT_EQ(options.connections, 3u);
+  options = ParseOk({"-pvR", "7", "a", "b"});
+  EXPECT_EQ(options.requests, 7u);
+}
+
+TEST(OptionsTest, OptionsAfterAndBetweenOperands) {
+  Options options = ParseOk({"a", "-C", "2", "b", "--flush", "--request-size=1M"});
+  EXPECT_EQ(options.source, Words{"a"});
+  EXPECT_EQ(options.destination, Words{"b"});
+  EXPECT_EQ(options.connections, 2u);
+  EXPECT_TRUE(options.flush);
+  EXPECT_EQ(options.request_size, 1u << 20);
+}
+
+TEST(OptionsTest, LastValueWins) {
+  EXPECT_EQ(ParseOk({"-C", "2", "--connections=3", "a", "b"}).connections, 3u);
+  // Every occurrence is still checked, as getopt would.
+  EXPECT_EQ(ParseError({"-C", "0", "-C", "3", "a", "b"}), "--connections: must be at least 1");
+}
+
+TEST(OptionsTest, OperandsAndCommands) {
+  Options options = ParseOk({"--", "-", "[", "qemu-nbd", "-f", "qcow2", "d.qcow2", "]"});
+  EXPECT_EQ(options.source, Words{"-"});
+  EXPECT_EQ(options.destination, (Words{"[", "qemu-nbd", "-f", "qcow2", "d.qcow2", "]"}));
+
+  options = ParseOk({"-v", "--", "[", "cmd", "-C", "3", "--flush", "]", "[", "x", "]"});
+  EXPECT_TRUE(options.verbose);
+  EXPECT_EQ(options.connections, 4u);
+  EXPECT_FALSE(options.flush);
+  EXPECT_EQ(options.source, (Words{"[", "cmd", "-C", "3", "--flush", "]"}));
+  EXPECT_EQ(options.destination, (Words{"[", "x", "]"}));
+
+  // Without options inside, no "--" is needed; options may follow.
+  options = ParseOk({"[", "nbdkit", "memory", "1M", "]", "null:", "--flush"});
+  EXPECT_EQ(options.source, (Words{"[", "nbdkit", "memory", "1M", "]"}));
+  EXPECT_EQ(options.destination, Words{"null:"});
+  EXPECT_TRUE(options.flush);
+
+  // After "--" everything is an operand, even "--" again.
+  EXPECT_EQ(ParseOk({"a", "--", "-v"}).destination, Words{"-v"});
+  EXPECT_EQ(ParseOk({"--", "--", "-"}).source, Words{"--"});
+
+  // A stray "]" or an empty "[ ]" is left for ClassifyEndpoint to judge.
+  EXPECT_EQ(ParseOk({"]", "x"}).source, Words{"]"});
+  EXPECT_EQ(ParseOk({"[", "]", "x"}).source, (Words{"[", "]"}));
+}
+
+TEST(OptionsTest, OperandCountErrors) {
+  EXPECT_EQ(ParseError({}), "expected SOURCE and DESTINATION, got 0 operands (try --help)");
+  EXPECT_EQ(ParseError({"a"}), "expected SOURCE and DESTINATION, got 1 operand (try --help)");
+  EXPECT_EQ(ParseError({"a", "b", "c"}),
+            "expected SOURCE and DESTINATION, got 3 operands (try --help)");
+  EXPECT_EQ(ParseError({"--", "[", "a", "]", "[", "b", "]", "c"}),
+            "expected SOURCE and DESTINATION, got 3 operands (try --help)");
+  EXPECT_EQ(ParseError({"--", "a", "[", "cmd", "x"}),
+            "'[' without a matching ']' (write '[ CMD ARGS ... ]' as separate words)");
+}
+
+struct Rejection {
+  Words args;
+  std::string message;
+};
+
+TEST(OptionsTest, EveryRejectionNamesTheOptionAndReason) {
+  const std::vector<Rejection> cases = {
+      {{"-C", "0", "a", "b"}, "--connections: must be at least 1"},
+      {{"--connections=0", "a", "b"}, "--connections: must be at least 1"},
+      {{"-C", "-1", "a", "b"}, "--connections: must not be negative: '-1'"},
+      {{"-C", "abc", "a", "b"}, "--connections: not a number: 'abc'"},
+      {{"-C", "4x", "a", "b"}, "--connections: not a number: '4x'"},
+      {{"-C", "+4", "a", "b"}, "--connections: not a number: '+4'"},
+      {{"-C", "", "a", "b"}, "--connections: not a number: ''"},
+      {{"-C", "4K", "a", "b"}, "--connections: not a number: '4K'"},
+      {{"-C", "4294967296", "a", "b"},
+       "--connections: number too large: '4294967296' (maximum 4294967295)"},
+      {{"-C", "99999999999999999999", "a", "b"},
+       "--connections: number too large: '99999999999999999999' (maximum 4294967295)"},
+      {{"-C", "--", "a", "b"}, "--connections: not a number: '--'"},
+      {{"-R", "0", "a", "b"}, "--requests: must be at least 1"},
+      {{"--requests=-5", "a", "b"}, "--requests: must not be negative: '-5'"},
+      {{"--requests=many", "a", "b"}, "--requests: not a number: 'many'"},
+      {{"-T", "-1", "a", "b"}, "--threads: must not be negative: '-1'"},
+      {{"--threads=x", "a", "b"}, "--threads: not a number: 'x'"},
+      {{"--request-size=1000", "a", "b"},
+       "--request-size: must be a power of 2 from 4096 to 33554432"},
+      {{"--request-size=2048", "a", "b"},
+       "--request-size: must be a power of 2 from 4096 to 33554432"},
+      {{"--request-size=64M", "a", "b"},
+       "--request-size: must be a power of 2 from 4096 to 33554432"},
+      {{"--request-size=0", "a", "b"},
+       "--request-size: must be a power of 2 from 4096 to 33554432"},
+      {{"--request-size=abc", "a", "b"}, "--request-size: not a size: 'abc'"},
+      {{"--request-size=-4096", "a", "b"}, "--request-size: size must not be negative: '-4096'"},
+      {{"--queue-size=0", "a", "b"}, "--queue-size: must be at least 1"},
+      {{"--queue-size=12X", "a", "b"},
+       "--queue-size: unknown size suffix 'X' in '12X' (use K, M, G or T)"},
+      {{"--queue-size=99999999999G", "a", "b"}, "--queue-size: size too large: '99999999999G'"},
+      {{"-S", "100", "a", "b"}, "--sparse: must be 0 or a power of 2 >= 512"},
+      {{"--sparse=256", "a", "b"}, "--sparse: must be 0 or a power of 2 >= 512"},
+      {{"--sparse=1000", "a", "b"}, "--sparse: must be 0 or a power of 2 >= 512"},
+      {{"--sparse=x", "a", "b"}, "--sparse: not a size: 'x'"},
+      {{"--progress=x", "a", "b"}, "--progress: not a number: 'x'"},
+      {{"--progress=-1", "a", "b"}, "--progress: must not be negative: '-1'"},
+      {{"--progress=3x", "a", "b"}, "--progress: not a number: '3x'"},
+      {{"--progress=2147483648", "a", "b"},
+       "--progress: number too large: '2147483648' (maximum 2147483647)"},
+      {{"--progress=", "a", "b"}, "--progress: missing value after '='"},
+      {{"--blkhash=foo", "a", "b"},
+       "--blkhash: unknown algorithm 'foo' (expected md5, sha1, sha256 or sha512)"},
+      {{"--blkhash=SHA256", "a", "b"},
+       "--blkhash: unknown algorithm 'SHA256' (expected md5, sha1, sha256 or sha512)"},
+      {{"--blkhash=/64k", "a", "b"},
+       "--blkhash: unknown algorithm '' (expected md5, sha1, sha256 or sha512)"},
+      {{"--blkhash=sha1/3000", "a", "b"}, "--blkhash: block size must be a power of 2: '3000'"},
+      {{"--blkhash=sha1/0", "a", "b"}, "--blkhash: block size must be a power of 2: '0'"},
+      {{"--blkhash=sha1/", "a", "b"}, "--blkhash: empty size"},
+      {{"--blkhash=md5/big", "a", "b"}, "--blkhash: not a size: 'big'"},
+      {{"--blkhash=", "a", "b"}, "--blkhash: missing value after '='"},
+      {{"--blkhash-file=", "a", "b"}, "--blkhash-file: missing value after '='"},
+      {{"--request-size=", "a", "b"}, "--request-size: missing value after '='"},
+      {{"a", "b", "-C"}, "--connections: requires a value"},
+      {{"a", "b", "--connections"}, "--connections: requires a value"},
+      {{"a", "b", "-vR"}, "--requests: requires a value"},
+      {{"a", "b", "--blkhash-file"}, "--blkhash-file: requires a value"},
+      {{"a", "b", "--sparse"}, "--sparse: requires a value"},
+      {{"--allocated=1", "a", "b"}, "--allocated: does not take a value"},
+      {{"--flush=", "a", "b"}, "--flush: does not take a value"},
+      {{"--verbose=yes", "a", "b"}, "--verbose: does not take a value"},
+      {{"--help=x"}, "--help: does not take a value"},
+      {{"--bogus", "a", "b"}, "--bogus: unknown option"},
+      {{"a", "b", "--bogus=3"}, "--bogus: unknown option"},
+      {{"--conn=4", "a", "b"}, "--conn: unknown option"},  // no abbreviations
+      {{"-x", "a", "b"}, "-x: unknown option"},
+      {{"-xv", "a", "b"}, "-x: unknown option"},
+      {{"-vx", "a", "b"}, "-x: unknown option"},
+      {{"-p3", "a", "b"}, "-3: unknown option"},  // -p takes no value
+      {{"-1", "a", "b"}, "-1: unknown option"},
+      {{"-h", "a", "b"}, "-h: unknown option"},
+  };
+  for (const Rejection& rejection : cases) {
+    std::string joined;
+    for (const std::string& word : rejection.args) joined += " '" + word + "'";
+    SCOPED_TRACE("args:" + joined);
+    EXPECT_EQ(ParseError(rejection.args), rejection.message);
+  }
+}
+
+TEST(OptionsTest, ValueMayLookLikeAnOption) {
+  // Like getopt: a required value is the next word, whatever it is.
+  EXPECT_EQ(ParseOk({"--blkhash-file", "--flush", "a", "b"}).blkhash_file, "--flush");
+  EXPECT_EQ(ParseOk({"--blkhash-file", "--allocated=x", "a", "b"}).blkhash_file, "--allocated=x");
+  EXPECT_EQ(ParseOk({"--blkhash-file=-", "a", "b"}).blkhash_file, "-");
+  // CLI11 would split "[a,b]" into a list for some option kinds; not here.
+  EXPECT_EQ(ParseOk({"--blkhash-file=[a,b]", "a", "b"}).blkhash_file, "[a,b]");
+  EXPECT_EQ(ParseOk({"--blkhash-file", "[x]", "a", "b"}).blkhash_file, "[x]");
+  EXPECT_EQ(ParseOk({"[a,b]", "c"}).source, Words{"[a,b]"});
+  EXPECT_EQ(ParseError({"-C", "4,5", "a", "b"}), "--connections: not a number: '4,5'");
+}
+
+TEST(OptionsTest, Actions) {
+  EXPECT_EQ(ParseAction({"--help"}), Action::kHelp);
+  EXPECT_EQ(ParseAction({"-V"}), Action::kVersion);
+  EXPECT_EQ(ParseAction({"--version"}), Action::kVersion);
+  EXPECT_EQ(ParseAction({"--long-options"}), Action::kLongOptions);
+  EXPECT_EQ(ParseAction({"--short-options"}), Action::kShortOptions);
+  // Operands are not needed, nor checked.
+  EXPECT_EQ(ParseAction({"--version", "a", "b", "c"}), Action::kVersion);
+  EXPECT_EQ(ParseAction({"-vV"}), Action::kVersion);
+  // The first action wins; options after it are not checked (as upstream,
+  // which exits there), but options before it are.
+  EXPECT_EQ(ParseAction({"--help", "-V"}), Action::kHelp);
+  EXPECT_EQ(ParseAction({"-V", "--help"}), Action::kVersion);
+  EXPECT_EQ(ParseAction({"--help", "--request-size=1"}), Action::kHelp);
+  EXPECT_EQ(ParseError({"--request-size=1", "--help"}),
+            "--request-size: must be a power of 2 from 4096 to 33554432");
+  // Unknown options are reported even with --help.
+  EXPECT_EQ(ParseError({"--help", "--bogus"}), "--bogus: unknown option");
+}
+
+TEST(OptionsTest, LongOptionsTextIsExact) {
+  EXPECT_EQ(LongOptionsText(),
+            "--help\n--allocated\n--blkhash\n--blkhash-file\n--connections\n"
+            "--destination-is-zero\n--flush\n--no-extents\n--progress\n--queue-size\n"
+            "--request-size\n--requests\n--sparse\n--synchronous\n--target-is-zero\n"
+            "--threads\n--verbose\n--version\n");
+}
+
+TEST(OptionsTest, ShortOptionsTextIsExact) {
+  EXPECT_EQ(ShortOptionsText(), "-C\n-p\n-R\n-S\n-T\n-v\n-V\n");
+}
+
+TEST(OptionsTest, HelpMentionsEveryOption) {
+  const std::string help = HelpText();
+  Words names = Lines(LongOptionsText());
+  for (const std::string& name : Lines(ShortOptionsText())) names.push_back(name);
+  for (const char* extra :
+       {"--long-options", "--short-options", "--blkhash[=ALGO[/SIZE]]", "--blkhash-file=FILE",
+        "--progress=FD", "SOURCE DESTINATION", "- | FILE | DEVICE | NBD-URI | [ CMD ARGS ... ]",
+        "DESTINATION += null:"}) {
+    names.push_back(extra);
+  }
+  for (const std::string& name : names) {
+    EXPECT_NE(help.find(name), std::string::npos) << name;
+  }
+  EXPECT_EQ(help.back(), '\n');
+}
+
+TEST(OptionsTest, EveryListedOptionParses) {
+  // Guards against the lists and the parser drifting apart.
+  for (const std::string& name : Lines(LongOptionsText())) {
+    SCOPED_TRACE(name);
+    Result<CommandLine> result = Parse({name, "4096", "a", "b"});
+    if (!result.ok()) {
+      EXPECT_EQ(result.status().message().find("unknown option"), std::string::npos)
+          << result.status().message();
+    }
+  }
+  for (const std::string& name : Lines(ShortOptionsText())) {
+    SCOPED_TRACE(name);
+    Result<CommandLine> result = Parse({name, "4096", "a", "b"});
+    if (!result.ok()) {
+      EXPECT_EQ(result.status().message().find("unknown option"), std::string::npos)
+          << result.status().message();
+    }
+  }
+}
+
+TEST(ParseSizeTest, Accepts) {
+  const std::vector<std::pair<std::string, uint64_t>> cases = {
+      {"0", 0},
+      {"4096", 4096},
+      {"4096B", 4096},
+      {"4096b", 4096},
+      {"32K", 32 * 1024},
+      {"32k", 32 * 1024},
+      {"32KB", 32 * 1024},
+      {"32KiB", 32 * 1024},
+      {"1m", 1 << 20},
+      {"16M", 16 << 20},
+      {"16MiB", 16 << 20},
+      {"16mib", 16 << 20},
+      {"1G", uint64_t{1} << 30},
+      {"1gb", uint64_t{1} << 30},
+      {"2T", uint64_t{2} << 40},
+      {"007", 7},
+      {"18446744073709551615", UINT64_MAX},
+      {"16777215T", uint64_t{16777215} << 40},
+  };
+  for (const auto& [text, expected] : cases) {
+    Result<uint64_t> size = ParseSize(text);
+    ASSERT_TRUE(size.ok()) << text << ": " << size.status().message();
+    EXPECT_EQ(*size, expected) << text;
+  }
+}
+
+TEST(ParseSizeTest, Rejects) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"", "empty size"},
+      {"abc", "not a size: 'abc'"},
+      {"K", "not a size: 'K'"},
+      {" 4", "not a size: ' 4'"},
+      {"+4", "not a size: '+4'"},
+      {"-1", "size must not be negative: '-1'"},
+      {"-4K", "size must not be negative: '-4K'"},
+      {"12X", "unknown size suffix 'X' in '12X' (use K, M, G or T)"},
+      {"1iB", "unknown size suffix 'iB' in '1iB' (use K, M, G or T)"},
+      {"1KK", "unknown size suffix 'KK' in '1KK' (use K, M, G or T)"},
+      {"1 K", "unknown size suffix ' K' in '1 K' (use K, M, G or T)"},
+      {"1.5M", "unknown size suffix '.5M' in '1.5M' (use K, M, G or T)"},
+      {"99999999999999999999", "size too large: '99999999999999999999'"},
+      {"18446744073709551616", "size too large: '18446744073709551616'"},
+      {"99999999999G", "size too large: '99999999999G'"},
+      {"16777216T", "size too large: '16777216T'"},
+  };
+  for (const auto& [text, message] : cases) {
+    Result<uint64_t> size = ParseSize(text);
+    ASSERT_FALSE(size.ok()) << text;
+    EXPECT_EQ(size.status().message(), message) << text;
+  }
+}
+
+}  // namespace
+}  // namespace nbdcopy

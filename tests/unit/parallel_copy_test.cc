@@ -1,0 +1,235 @@
+#include "nbdcopy/parallel_copy.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "memory_endpoint.h"
+
+namespace nbdcopy {
+namespace {
+
+using testing::MemoryEndpoint;
+using testing::Operation;
+
+constexpr uint64_t kKiB = 1024;
+
+// Random bytes with zero runs of random lengths and places.
+std::vector<std::byte> MixedBytes(size_t size, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::vector<std::byte> bytes(size);
+  for (size_t i = 0; i < size;) {
+    size_t run = 1 + rng() % (96 * kKiB);
+    bool zero = rng() % 3 == 0;
+    for (size_t j = i; j < std::min(size, i + run); ++j) {
+      bytes[j] = zero ? std::byte{0} : std::byte(1 + rng() % 255);
+    }
+    i += run;
+  }
+  return bytes;
+}
+
+CopyPlan Plan(unsigned requests, uint64_t request_size, uint64_t queue_size,
+              uint64_t sparse_size = 4096) {
+  CopyPlan plan;
+  plan.synchronous = false;
+  plan.requests = requests;
+  plan.request_size = request_size;
+  plan.queue_size = queue_size;
+  plan.sparse_size = sparse_size;
+  return plan;
+}
+
+// Source and destination with `workers` connections each, all deferring
+// completions so operations overlap and finish out of order.
+struct Fixture {
+  Fixture(std::vector<std::byte> bytes, size_t destination_size, unsigned workers,
+          unsigned seed = 7)
+      : source(std::move(bytes), "src"),
+        destination(std::vector<std::byte>(destination_size, std::byte{0xee}), "dst") {
+    source.DeferCompletions(seed);
+    destination.DeferCompletions(seed + 1);
+    sources.push_back(&source);
+    destinations.push_back(&destination);
+    for (unsigned i = 1; i < workers; ++i) {
+      extra.push_back(std::move(source.Connect()).value());
+      sources.push_back(extra.back().get());
+      extra.push_back(std::move(destination.Connect()).value());
+      destinations.push_back(extra.back().get());
+    }
+  }
+  MemoryEndpoint& src(size_t i) { return static_cast<MemoryEndpoint&>(*sources[i]); }
+  MemoryEndpoint& dst(size_t i) { return static_cast<MemoryEndpoint&>(*destinations[i]); }
+  Status Copy(const CopyPlan& plan) {
+    Progress progress(ProgressMode::kNone, -1, source.info().size);
+    return ParallelCopy(plan, sources, destinations, progress, &stats);
+  }
+  std::vector<Operation> All(const std::string& op) {
+    std::vector<Operation> result;
+    for (Endpoint* endpoint : destinations) {
+      for (const Operation& o : static_cast<MemoryEndpoint*>(endpoint)->log()) {
+        if (o.op == op) result.push_back(o);
+      }
+    }
+    return result;
+  }
+
+  MemoryEndpoint source;
+  MemoryEndpoint destination;
+  std::vector<std::unique_ptr<Endpoint>> extra;
+  std::vector<Endpoint*> sources;
+  std::vector<Endpoint*> destinations;
+  CopyStats stats;
+};
+
+struct Combination {
+  unsigned workers;
+  unsigned requests;
+  uint64_t request_size;
+  uint64_t queue_size;
+  uint64_t sparse_size;
+};
+
+class ParallelCopyIdentityTest : public ::testing::TestWithParam<Combination> {};
+
+TEST_P(ParallelCopyIdentityTest, EveryByteArrivesAndLimitsHold) {
+  const Combination c = GetParam();
+  for (unsigned seed : {1u, 2u, 3u}) {
+    const size_t size = 3 * 1024 * kKiB + 777;  // not aligned to anything
+    Fixture f(MixedBytes(size, seed), size, c.workers, seed);
+    ASSERT_TRUE(f.Copy(Plan(c.requests, c.request_size, c.queue_size, c.sparse_size)).ok());
+    ASSERT_EQ(f.destination.data(), f.source.data()) << "seed " << seed;
+    EXPECT_LE(f.stats.max_requests_in_flight, c.requests);
+    uint64_t budget = std::max(c.queue_size, c.request_size);
+    EXPECT_LE(f.stats.max_bytes_in_flight, budget);
+    for (size_t i = 0; i < c.workers; ++i) {
+      EXPECT_LE(f.src(i).max_read_bytes_in_flight(), budget);
+    }
+    EXPECT_EQ(f.stats.bytes_read, size);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Combinations, ParallelCopyIdentityTest,
+    ::testing::Values(Combination{1, 1, 4 * kKiB, 4 * kKiB, 4096},
+                      Combination{1, 64, 64 * kKiB, 256 * kKiB, 4096},
+                      Combination{2, 4, 64 * kKiB, 16 * 1024 * kKiB, 512},
+                      Combination{4, 64, 4 * kKiB, 64 * kKiB, 65536},
+                      Combination{4, 16, 256 * kKiB, 1024 * kKiB, 0},
+                      Combination{2, 64, 1024 * kKiB, 256 * kKiB, 4096}));  // queue < request
+
+TEST(ParallelCopyTest, RequestLargerThanQueueRunsAlone) {
+  const size_t size = 4 * 1024 * kKiB;
+  Fixture f(MixedBytes(size, 4), size, 1);
+  ASSERT_TRUE(f.Copy(Plan(64, 1024 * kKiB, 64 * kKiB)).ok());
+  EXPECT_EQ(f.destination.data(), f.source.data());
+  EXPECT_EQ(f.stats.max_bytes_in_flight, 1024 * kKiB);
+  EXPECT_EQ(f.source.max_read_bytes_in_flight(), 1024 * kKiB);
+}
+
+TEST(ParallelCopyTest, ZeroExtentsBecomeZeroOperationsNotReads) {
+  const size_t size = 8 * 1024 * kKiB;
+  auto bytes = MixedBytes(size, 5);
+  std::fill(bytes.begin() + 1024 * kKiB, bytes.begin() + 5 * 1024 * kKiB, std::byte{0});
+  Fixture f(bytes, size, 2);
+  f.source.AddZeroExtent(1024 * kKiB, 4 * 1024 * kKiB);
+  for (Endpoint* s : f.sources) static_cast<MemoryEndpoint*>(s)->AddZeroExtent(1024 * kKiB, 4 * 1024 * kKiB);
+  ASSERT_TRUE(f.Copy(Plan(8, 256 * kKiB, 1024 * kKiB)).ok());
+  EXPECT_EQ(f.destination.data(), f.source.data());
+  EXPECT_EQ(f.stats.bytes_read, size - 4 * 1024 * kKiB);
+  uint64_t hole_zeroed = 0;
+  for (const Operation& zero : f.All("zero")) {
+    if (zero.offset >= 1024 * kKiB && zero.offset + zero.length <= 5 * 1024 * kKiB) {
+      hole_zeroed += zero.length;
+    }
+  }
+  EXPECT_EQ(hole_zeroed, 4 * 1024 * kKiB);
+  for (const Operation& write : f.All("write")) {
+    EXPECT_TRUE(write.offset + write.length <= 1024 * kKiB || write.offset >= 5 * 1024 * kKiB)
+        << write;
+  }
+}
+
+TEST(ParallelCopyTest, SkipsZeroesOnAZeroDestinationAndAllocatesWhenAsked) {
+  const size_t size = 2 * 1024 * kKiB;
+  std::vector<std::byte> bytes(size);
+  std::fill(bytes.begin(), bytes.begin() + 4096, std::byte{7});
+  {
+    Fixture f(bytes, size, 2);
+    std::fill_n(const_cast<std::vector<std::byte>&>(f.destination.data()).begin(), size,
+                std::byte{0});
+    CopyPlan plan = Plan(8, 64 * kKiB, 1024 * kKiB);
+    plan.skip_zero_ranges = true;
+    ASSERT_TRUE(f.Copy(plan).ok());
+    EXPECT_EQ(f.destination.data(), bytes);
+    EXPECT_TRUE(f.All("zero").empty());
+    EXPECT_EQ(f.stats.bytes_skipped, size - 4096);
+  }
+  {
+    Fixture f(bytes, size, 2);
+    CopyPlan plan = Plan(8, 64 * kKiB, 1024 * kKiB);
+    plan.allocated = true;
+    ASSERT_TRUE(f.Copy(plan).ok());
+    EXPECT_EQ(f.destination.data(), bytes);
+    EXPECT_TRUE(f.All("zero").empty());
+    EXPECT_FALSE(f.All("zero-alloc").empty());
+  }
+}
+
+TEST(ParallelCopyTest, FailedExtentsAreData) {
+  const size_t size = 1024 * kKiB;
+  Fixture f(MixedBytes(size, 6), size, 2);
+  for (Endpoint* s : f.sources) {
+    static_cast<MemoryEndpoint*>(s)->AddZeroExtent(0, size);  // a lie, never acted on
+    static_cast<MemoryEndpoint*>(s)->FailOn("extents");
+  }
+  ASSERT_TRUE(f.Copy(Plan(8, 64 * kKiB, 1024 * kKiB)).ok());
+  EXPECT_EQ(f.destination.data(), f.source.data());
+}
+
+TEST(ParallelCopyTest, FlushesOnceWithMultiConnAndOnEveryConnectionWithout) {
+  for (bool multi_conn : {true, false}) {
+    const size_t size = 256 * kKiB;
+    Fixture f(MixedBytes(size, 8), size, 3);
+    for (Endpoint* d : f.destinations) {
+      static_cast<MemoryEndpoint*>(d)->mutable_info().can_multi_conn = multi_conn;
+    }
+    CopyPlan plan = Plan(4, 64 * kKiB, 1024 * kKiB);
+    plan.flush = true;
+    ASSERT_TRUE(f.Copy(plan).ok());
+    EXPECT_EQ(f.All("flush").size(), multi_conn ? 1u : 3u);
+    // Every flush comes after that connection's writes.
+    for (Endpoint* d : f.destinations) {
+      const auto& log = static_cast<MemoryEndpoint*>(d)->log();
+      auto flush = std::find(log.begin(), log.end(), Operation{"flush", 0, 0});
+      if (flush != log.end()) EXPECT_EQ(flush + 1, log.end());
+    }
+  }
+}
+
+class ParallelCopyErrorTest : public ::testing::TestWithParam<std::tuple<std::string, unsigned>> {};
+
+TEST_P(ParallelCopyErrorTest, AnyFailureFailsTheCopy) {
+  auto [op, workers] = GetParam();
+  const size_t size = 2 * 1024 * kKiB;
+  auto bytes = MixedBytes(size, 9);
+  std::fill(bytes.begin(), bytes.begin() + 64 * kKiB, std::byte{0});  // something to zero
+  Fixture f(bytes, size, workers);
+  for (unsigned i = 0; i < workers; ++i) {
+    f.dst(i).FailOn(op);
+    f.src(i).FailOn(op);
+  }
+  CopyPlan plan = Plan(16, 64 * kKiB, 256 * kKiB);
+  plan.flush = true;
+  Status status = f.Copy(plan);
+  ASSERT_FALSE(status.ok());
+  EXPECT_NE(status.message().find(op), std::string::npos) << status.message();
+  EXPECT_NE(status.message().find("Input/output error"), std::string::npos);
+}
+
+INSTANTIATE_TEST_SUITE_P(Operations, ParallelCopyErrorTest,
+                         ::testing::Combine(::testing::Values("read", "write", "zero", "flush"),
+                                            ::testing::Values(1u, 3u)));
+
+}  // namespace
+}  // namespace nbdcopy
