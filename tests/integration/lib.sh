@@ -298,6 +298,23 @@ expect_fail() {
         fail "expected exactly one line on stderr, got $(wc -l <"$ERR_FILE")"
 }
 
+# expect_usage_error CMD...: a command line error (unknown option, missing
+# operand...): exit status 1..127, something on stderr mentioning nbdcopy
+# (getopt messages and the usage text may take several lines), nothing on
+# stdout.
+expect_usage_error() {
+    msg "expect usage error: $*"
+    local rc=0
+    ERR_FILE=$T/cmd.err
+    "$@" >"$T/cmd.out" 2>"$ERR_FILE" || rc=$?
+    ERR=$(cat "$ERR_FILE")
+    sed 's/^/    stderr: /' "$ERR_FILE" | head -n 3 >&2
+    [[ $rc -ne 0 ]] || fail "expected failure, but it exited 0: $*"
+    [[ $rc -lt 128 ]] || fail "exited with status $rc (crash / signal): $*"
+    grep -q nbdcopy "$ERR_FILE" || fail "stderr does not mention nbdcopy: $ERR"
+    [[ ! -s $T/cmd.out ]] || fail "usage error printed on stdout"
+}
+
 assert_err_contains() { # TEXT (case-insensitive match against $ERR)
     grep -qiF -- "$1" <<<"$ERR" || fail "error message lacks '$1': $ERR"
 }
