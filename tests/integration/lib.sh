@@ -34,6 +34,14 @@ skip() {
     exit 77
 }
 
+# Is PID running?  A zombie counts as gone: daemons re-parented to a
+# subreaper that is slow to reap them would otherwise look alive.
+_alive() {
+    local state
+    state=$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null) || return 1
+    [[ -n $state && $state != Z ]]
+}
+
 # Stop every server we started and detach every loop device we attached.
 release_resources() {
     local - pid i dev
@@ -46,7 +54,7 @@ release_resources() {
     done
     for pid in "${DAEMON_PIDS[@]}"; do
         for i in $(seq 50); do
-            kill -0 "$pid" 2>/dev/null || break
+            _alive "$pid" || break
             sleep 0.1
         done
         kill -9 "$pid" 2>/dev/null
@@ -151,7 +159,7 @@ stop_server() {
     kill "$pid" 2>/dev/null || true
     local i
     for i in $(seq 100); do
-        kill -0 "$pid" 2>/dev/null || break
+        _alive "$pid" || break
         sleep 0.05
     done
     wait "$pid" 2>/dev/null || true
