@@ -41,6 +41,7 @@ Result<std::unique_ptr<FileEndpoint>> FileEndpoint::Create(std::string name, Uni
     }
   } else {
     info.size = static_cast<uint64_t>(st.st_size);
+    endpoint->end_of_file_ = *info.size;
     info.resizable = writable;
     info.can_extents = true;
     if (st.st_blksize >= 512) info.preferred_block_size = static_cast<uint32_t>(st.st_blksize);
@@ -74,7 +75,7 @@ Status FileEndpoint::Write(uint64_t offset, std::span<const std::byte> data) {
     if (n < 0) return IoError(name_, "write", offset, data.size(), std::strerror(errno), errno);
     done += static_cast<size_t>(n);
   }
-  if (!is_block_device_) info_.size = std::max(*info_.size, offset + data.size());
+  end_of_file_ = std::max(end_of_file_, offset + data.size());
   return Status::Ok();
 }
 
@@ -104,14 +105,14 @@ bool FileEndpoint::TryBlockZeroOut(uint64_t offset, uint64_t length) {
 
 Status FileEndpoint::Zero(uint64_t offset, uint64_t length, bool allocate) {
   if (length == 0) return Status::Ok();
-  if (!is_block_device_ && offset + length > *info_.size) {
+  if (!is_block_device_ && offset + length > end_of_file_) {
     // Growing the file makes the new part read as zero: only the part
     // below the old end needs zeroing.
-    uint64_t old_size = *info_.size;
+    uint64_t old_size = end_of_file_;
     if (ftruncate(fd_.get(), static_cast<off_t>(offset + length)) == -1) {
       return IoError(name_, "zero", offset, length, std::strerror(errno), errno);
     }
-    info_.size = offset + length;
+    end_of_file_ = offset + length;
     if (offset >= old_size) return Status::Ok();
     length = old_size - offset;
   }
@@ -166,12 +167,15 @@ Status FileEndpoint::Extents(uint64_t offset, uint64_t length, std::vector<Exten
   return Status::Ok();
 }
 
+// Called from other workers' threads: reads only what is fixed once the
+// copy starts.
 Result<std::unique_ptr<Endpoint>> FileEndpoint::Connect() {
   // pread/pwrite carry their own offsets, so workers can share the file.
   UniqueFd fd(fcntl(fd_.get(), F_DUPFD_CLOEXEC, 3));
   if (!fd.valid()) return Status::FromErrno(name_ + ": dup", errno);
   std::unique_ptr<FileEndpoint> other(new FileEndpoint(name_, std::move(fd), is_block_device_));
   other->info_ = info_;
+  other->end_of_file_ = info_.size.value_or(0);
   return std::unique_ptr<Endpoint>(std::move(other));
 }
 
@@ -182,6 +186,7 @@ Status FileEndpoint::Truncate(uint64_t size) {
     return Status::FromErrno(name_ + ": truncate", errno);
   }
   info_.size = size;
+  end_of_file_ = size;
   info_.reads_as_zero = true;
   return Status::Ok();
 }

@@ -44,26 +44,15 @@ Status CheckNotSameFile(const EndpointSpec& source, const EndpointSpec& destinat
   return Status::Ok();
 }
 
-// Opens one more connection per extra worker and runs the parallel engine.
 Status RunParallel(const CopyPlan& plan, const Options& options, Endpoint& source,
                    Endpoint& destination, Progress& progress) {
-  std::vector<std::unique_ptr<Endpoint>> extra;
-  std::vector<Endpoint*> sources{&source}, destinations{&destination};
-  for (unsigned i = 1; i < plan.connections; ++i) {
-    for (Endpoint* endpoint : {&source, &destination}) {
-      auto connection = endpoint->Connect();
-      if (!connection.ok()) return connection.status();
-      extra.push_back(std::move(connection).value());
-      (endpoint == &source ? sources : destinations).push_back(extra.back().get());
-    }
-  }
   CopyStats stats;
-  Status status = ParallelCopy(plan, sources, destinations, progress, &stats);
+  Status status = ParallelCopy(plan, source, destination, progress, &stats);
   if (options.verbose) {
     std::fprintf(stderr,
-                 "nbdcopy: workers=%zu max_requests_in_flight=%u max_bytes_in_flight=%llu "
+                 "nbdcopy: workers=%u max_requests_in_flight=%u max_bytes_in_flight=%llu "
                  "read=%llu written=%llu zeroed=%llu skipped=%llu\n",
-                 sources.size(), stats.max_requests_in_flight,
+                 stats.workers, stats.max_requests_in_flight,
                  static_cast<unsigned long long>(stats.max_bytes_in_flight),
                  static_cast<unsigned long long>(stats.bytes_read),
                  static_cast<unsigned long long>(stats.bytes_written),

@@ -59,6 +59,7 @@ class SharedState {
     stats.bytes_written += worker.bytes_written;
     stats.bytes_zeroed += worker.bytes_zeroed;
     stats.bytes_skipped += worker.bytes_skipped;
+    ++stats.workers;
   }
 
   const CopyPlan& plan;
@@ -312,33 +313,25 @@ class Worker {
 
 }  // namespace
 
-Status ParallelCopy(const CopyPlan& plan, const std::vector<Endpoint*>& sources,
-                    const std::vector<Endpoint*>& destinations, Progress& progress,
-                    CopyStats* stats) {
-  SharedState shared(plan, *sources.front()->info().size,
-                     static_cast<unsigned>(sources.size()), progress);
-  std::vector<Worker> workers;
-  workers.reserve(sources.size());
-  for (size_t i = 0; i < sources.size(); ++i) {
-    workers.emplace_back(shared, *sources[i], *destinations[i]);
-  }
-  if (workers.size() == 1) {
-    workers.front().Run();
-  } else {
-    std::vector<std::jthread> threads;
-    for (Worker& worker : workers) threads.emplace_back([&worker] { worker.Run(); });
-  }
+Status ParallelCopy(const CopyPlan& plan, Endpoint& source, Endpoint& destination,
+                    Progress& progress, CopyStats* stats) {
+  SharedState shared(plan, *source.info().size, plan.connections, progress);
+  {
+    std::vector<std::jthread> helpers;
+    for (unsigned i = 1; i < plan.connections; ++i) {
+      helpers.emplace_back([&shared, &source, &destination] {
+        auto source_connection = source.Connect();
+        if (!source_connection.ok()) return;
+        auto destination_connection = destination.Connect();
+        if (!destination_connection.ok()) return;
+        Worker(shared, **source_connection, **destination_connection).Run();
+      });
+    }
+    Worker(shared, source, destination).Run();
+  }  // joins the helpers
   if (stats != nullptr) *stats = shared.stats;
   if (shared.failed()) return shared.first_error();
-  if (plan.flush) {
-    // With multi-conn one flush covers every connection's completed writes.
-    size_t flushes = destinations.front()->info().can_multi_conn ? 1 : destinations.size();
-    for (size_t i = 0; i < flushes; ++i) {
-      Status status = destinations[i]->Flush();
-      if (!status.ok()) return status;
-    }
-  }
-  return Status::Ok();
+  return plan.flush ? destination.Flush() : Status::Ok();
 }
 
 }  // namespace nbdcopy

@@ -92,6 +92,8 @@ class Endpoint {
 
   // Opens another connection to the same image, for another worker thread.
   // REQUIRES info().can_multi_conn.
+  // Thread safety: may be called from any thread while the thread that owns
+  // this endpoint keeps using it.
   virtual Result<std::unique_ptr<Endpoint>> Connect();
 
   // Asynchronous operations for the parallel engine. Each Start* begins an

@@ -44,6 +44,7 @@ class FileEndpoint : public Endpoint {
   UniqueFd fd_;
   bool is_block_device_;
   EndpointInfo info_;
+  uint64_t end_of_file_ = 0;  // regular files: grows as a stream is copied in
   bool punch_hole_works_ = true;
   bool zero_range_works_ = true;
   bool block_zero_out_works_ = true;

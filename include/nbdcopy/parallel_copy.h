@@ -24,17 +24,22 @@ struct CopyStats {
   uint64_t bytes_written = 0;
   uint64_t bytes_zeroed = 0;   // by zero operations
   uint64_t bytes_skipped = 0;  // zero ranges left alone (already zero)
+  unsigned workers = 0;        // workers that ran (connected)
 };
 
-// Copies the source to the destination with sources.size() workers;
-// worker i uses sources[i] and destinations[i]. Flushes if plan.flush.
-// Returns the first failure; all workers stop soon after it.
-// REQUIRES sources.size() == destinations.size() >= 1, the source has a
-// known size, neither endpoint is sequential, and the destination was
+// Copies the source to the destination with plan.connections workers.
+// The first worker uses the endpoints given and starts at once; each other
+// worker opens its own connections (Connect()) in its own thread, so
+// handshakes overlap with copying. A worker that cannot connect leaves the
+// work to the others. With multi-conn one flush covers every connection's
+// completed writes, so plan.flush flushes the given destination once, after
+// every worker has finished. Returns the first failure; all workers stop
+// soon after it.
+// REQUIRES the source has a known size, neither endpoint is sequential,
+// plan.connections == 1 unless both can_multi_conn, and the destination was
 // prepared (PrepareDestination).
-Status ParallelCopy(const CopyPlan& plan, const std::vector<Endpoint*>& sources,
-                    const std::vector<Endpoint*>& destinations, Progress& progress,
-                    CopyStats* stats);
+Status ParallelCopy(const CopyPlan& plan, Endpoint& source, Endpoint& destination,
+                    Progress& progress, CopyStats* stats);
 
 }  // namespace nbdcopy
 

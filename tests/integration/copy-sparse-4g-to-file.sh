@@ -16,6 +16,7 @@ done
 write_zeroes "$T/src.img" $((2 * 1024 * MiB)) $((2 * MiB))
 
 run_copy "$T/src.img" "$T/dst.img"
+[[ -f $T/dst.img ]] || fail "destination not created"
 
 [[ $(stat -c %s "$T/dst.img") -eq $size ]] ||
     fail "destination size $(stat -c %s "$T/dst.img"), expected $size"

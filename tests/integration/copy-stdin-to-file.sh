@@ -10,16 +10,16 @@ size=$((5 * MiB + 1234))
 make_test_file "$T/src.img" "$size"
 
 msg "pipe -> new file"
-cat "$T/src.img" | run_copy - "$T/out.img"
+run_copy - "$T/out.img" < <(cat "$T/src.img")
 assert_same_file "$T/src.img" "$T/out.img" "stdin -> new file"
 
 msg "two files concatenated through a pipe -> existing larger file"
 cat "$T/src.img" "$T/src.img" >"$T/twice.img"
 make_random_file "$T/out2.img" $((3 * size))
-cat "$T/src.img" "$T/src.img" | run_copy - "$T/out2.img"
+run_copy - "$T/out2.img" < <(cat "$T/src.img" "$T/src.img")
 cmp -s -n $((2 * size)) "$T/twice.img" "$T/out2.img" ||
     fail "stdin -> existing file: copied bytes differ"
 msg "pipe -> stdout redirected to a regular file"
-cat "$T/src.img" | run_copy - - >"$T/out3.img"
+run_copy - - >"$T/out3.img" < <(cat "$T/src.img")
 assert_same_file "$T/src.img" "$T/out3.img" "stdin -> stdout file"
 msg PASS

@@ -112,7 +112,7 @@ _wait_pidfile() { # PIDFILE PID-OR-EMPTY WHAT
     local i
     for i in $(seq 300); do
         [[ -s $1 ]] && return 0
-        if [[ -n $2 ]] && ! kill -0 "$2" 2>/dev/null; then
+        if [[ -n $2 ]] && ! _alive "$2"; then
             cat "$T/$4.log" >&2 || true
             fail "$3 exited before becoming ready"
         fi

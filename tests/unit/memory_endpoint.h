@@ -1,15 +1,17 @@
-// An in-memory Endpoint for unit tests: holds the image in a vector, answers
-// extents from a list of zero ranges, logs every operation, and can be told
-// to fail one kind of operation.
+// An in-memory Endpoint for unit tests: holds the image in memory, answers
+// extents from a list of zero ranges, logs every operation (of every
+// connection, in one log), and can be told to fail one kind of operation.
+// Connect() gives more connections to the same bytes and log; they are safe
+// to use from different threads.
 #ifndef NBDCOPY_TESTS_MEMORY_ENDPOINT_H_
 #define NBDCOPY_TESTS_MEMORY_ENDPOINT_H_
-
-#include <fmt/format.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <memory>
+#include <mutex>
+#include <ostream>
 #include <random>
 #include <string>
 #include <vector>
@@ -32,27 +34,36 @@ inline std::ostream& operator<<(std::ostream& os, const Operation& op) {
 class MemoryEndpoint : public Endpoint {
  public:
   explicit MemoryEndpoint(std::vector<std::byte> data, std::string name = "memory")
-      : name_(std::move(name)),
-        storage_(std::make_shared<std::vector<std::byte>>(std::move(data))),
-        data_(*storage_) {
-    info_.size = data_.size();
+      : name_(std::move(name)), shared_(std::make_shared<Shared>()) {
+    shared_->bytes = std::move(data);
+    info_.size = shared_->bytes.size();
     info_.efficient_zero = true;
     info_.can_flush = true;
     info_.can_multi_conn = true;
-  }
-  // A stream: no size, sequential; reads return short at the end.
-  void MakeStream() {
-    info_.size.reset();
-    info_.sequential = true;
   }
   static MemoryEndpoint Zeroes(size_t size) { return MemoryEndpoint(std::vector<std::byte>(size)); }
 
   const std::string& name() const override { return name_; }
   const EndpointInfo& info() const override { return info_; }
   EndpointInfo& mutable_info() { return info_; }
-  const std::vector<std::byte>& data() const { return data_; }
-  const std::vector<Operation>& log() const { return log_; }
-  void clear_log() { log_.clear(); }
+  // REQUIRES no copy running.
+  const std::vector<std::byte>& data() const { return shared_->bytes; }
+  std::vector<std::byte>& mutable_data() { return shared_->bytes; }
+  std::vector<Operation> log() const {
+    std::lock_guard lock(shared_->mutex);
+    return shared_->log;
+  }
+  std::vector<Operation> OpsNamed(const std::string& op) const {
+    std::vector<Operation> result;
+    for (const Operation& o : log()) {
+      if (o.op == op) result.push_back(o);
+    }
+    return result;
+  }
+  void clear_log() {
+    std::lock_guard lock(shared_->mutex);
+    shared_->log.clear();
+  }
 
   // Extents will report [offset, offset+length) as zero (the data there
   // should be zero too, or the fake lies like a buggy server).
@@ -60,7 +71,13 @@ class MemoryEndpoint : public Endpoint {
     zero_ranges_.push_back(Extent{offset, length, true});
     info_.can_extents = true;
   }
+  // Every connection made afterwards fails this kind of operation too.
   void FailOn(std::string op) { fail_op_ = std::move(op); }
+  // A stream: no size, sequential; reads return short at the end.
+  void MakeStream() {
+    info_.size.reset();
+    info_.sequential = true;
+  }
 
   // Asynchronous mode: Start* does the work at once but its completion is
   // held back, and TakeCompletions() hands out a random non-empty subset,
@@ -69,23 +86,90 @@ class MemoryEndpoint : public Endpoint {
     defer_ = true;
     rng_.seed(seed);
   }
-  // Most data bytes this connection had reading at once (deferred mode).
-  uint64_t max_read_bytes_in_flight() const { return max_read_bytes_in_flight_; }
+  // Most data bytes one connection had reading at once (deferred mode).
+  uint64_t max_read_bytes_in_flight() const {
+    std::lock_guard lock(shared_->mutex);
+    return shared_->max_read_bytes_in_flight;
+  }
+  unsigned connections() const {
+    std::lock_guard lock(shared_->mutex);
+    return shared_->connections;
+  }
 
-  // Another connection to the same bytes, with its own log and settings.
   Result<std::unique_ptr<Endpoint>> Connect() override {
-    auto other = std::unique_ptr<MemoryEndpoint>(new MemoryEndpoint(*this));
-    other->log_.clear();
-    other->completions_.clear();
-    other->deferred_.clear();
-    other->rng_.seed(static_cast<unsigned>(rng_()));
+    auto other = std::make_unique<MemoryEndpoint>(name_, shared_);
+    other->info_ = info_;
+    other->zero_ranges_ = zero_ranges_;
+    other->fail_op_ = fail_op_;
+    other->defer_ = defer_;
+    std::lock_guard lock(shared_->mutex);
+    other->rng_.seed(++shared_->connections * 7919);
     return std::unique_ptr<Endpoint>(std::move(other));
+  }
+
+  Result<size_t> Read(uint64_t offset, std::span<std::byte> buffer) override {
+    Log("read", offset, buffer.size());
+    if (fail_op_ == "read") return Failure("read", offset, buffer.size());
+    auto& bytes = shared_->bytes;
+    size_t n = buffer.size();
+    if (!info_.size) {
+      n = std::min<size_t>(n, bytes.size() - std::min<size_t>(offset, bytes.size()));
+    } else if (offset + n > bytes.size()) {
+      return Failure("read", offset, n);
+    }
+    std::memcpy(buffer.data(), bytes.data() + offset, n);
+    return n;
+  }
+  Status Write(uint64_t offset, std::span<const std::byte> data) override {
+    Log("write", offset, data.size());
+    if (fail_op_ == "write") return Failure("write", offset, data.size());
+    if (offset + data.size() > shared_->bytes.size()) return Failure("write", offset, data.size());
+    std::memcpy(shared_->bytes.data() + offset, data.data(), data.size());
+    return Status::Ok();
+  }
+  Status Zero(uint64_t offset, uint64_t length, bool allocate) override {
+    Log(allocate ? "zero-alloc" : "zero", offset, length);
+    if (fail_op_ == "zero") return Failure("zero", offset, length);
+    if (offset + length > shared_->bytes.size()) return Failure("zero", offset, length);
+    std::fill_n(shared_->bytes.begin() + offset, length, std::byte{0});
+    return Status::Ok();
+  }
+  Status Flush() override {
+    Log("flush", 0, 0);
+    if (fail_op_ == "flush") return Failure("flush", 0, 0);
+    return Status::Ok();
+  }
+  Status Extents(uint64_t offset, uint64_t length, std::vector<Extent>* out) override {
+    Log("extents", offset, length);
+    if (fail_op_ == "extents") return Failure("extents", offset, length);
+    if (!info_.can_extents) return Endpoint::Extents(offset, length, out);
+    const uint64_t end = offset + length;
+    for (uint64_t position = offset; position < end;) {
+      uint64_t next = end;
+      bool zero = false;
+      for (const Extent& range : zero_ranges_) {
+        uint64_t range_end = range.offset + range.length;
+        if (range.offset <= position && position < range_end) {
+          zero = true;
+          next = std::min(next, range_end);
+        } else if (range.offset > position) {
+          next = std::min(next, range.offset);
+        }
+      }
+      out->push_back(Extent{position, next - position, zero});
+      position = next;
+    }
+    return Status::Ok();
   }
 
   void StartRead(uint64_t offset, std::span<std::byte> buffer, uint64_t tag) override {
     if (!defer_) return Endpoint::StartRead(offset, buffer, tag);
     read_bytes_in_flight_ += buffer.size();
-    max_read_bytes_in_flight_ = std::max(max_read_bytes_in_flight_, read_bytes_in_flight_);
+    {
+      std::lock_guard lock(shared_->mutex);
+      shared_->max_read_bytes_in_flight =
+          std::max(shared_->max_read_bytes_in_flight, read_bytes_in_flight_);
+    }
     Result<size_t> got = Read(offset, buffer);
     deferred_.push_back({Completion{tag, got.ok() ? Status::Ok() : got.status()}, buffer.size()});
   }
@@ -109,84 +193,40 @@ class MemoryEndpoint : public Endpoint {
     }
   }
 
-  Result<size_t> Read(uint64_t offset, std::span<std::byte> buffer) override {
-    log_.push_back({"read", offset, buffer.size()});
-    if (fail_op_ == "read") return Failure("read", offset, buffer.size());
-    size_t n = buffer.size();
-    if (!info_.size) {
-      n = std::min<size_t>(n, data_.size() - std::min<size_t>(offset, data_.size()));
-    } else if (offset + n > data_.size()) {
-      return Failure("read", offset, n);
-    }
-    std::memcpy(buffer.data(), data_.data() + offset, n);
-    return n;
-  }
-  Status Write(uint64_t offset, std::span<const std::byte> bytes) override {
-    log_.push_back({"write", offset, bytes.size()});
-    if (fail_op_ == "write") return Failure("write", offset, bytes.size());
-    if (offset + bytes.size() > data_.size()) return Failure("write", offset, bytes.size());
-    std::memcpy(data_.data() + offset, bytes.data(), bytes.size());
-    return Status::Ok();
-  }
-  Status Zero(uint64_t offset, uint64_t length, bool allocate) override {
-    log_.push_back({allocate ? "zero-alloc" : "zero", offset, length});
-    if (fail_op_ == "zero") return Failure("zero", offset, length);
-    if (offset + length > data_.size()) return Failure("zero", offset, length);
-    std::fill_n(data_.begin() + offset, length, std::byte{0});
-    return Status::Ok();
-  }
-  Status Flush() override {
-    log_.push_back({"flush", 0, 0});
-    if (fail_op_ == "flush") return Failure("flush", 0, 0);
-    return Status::Ok();
-  }
-  Status Extents(uint64_t offset, uint64_t length, std::vector<Extent>* out) override {
-    log_.push_back({"extents", offset, length});
-    if (fail_op_ == "extents") return Failure("extents", offset, length);
-    if (!info_.can_extents) return Endpoint::Extents(offset, length, out);
-    const uint64_t end = offset + length;
-    for (uint64_t position = offset; position < end;) {
-      uint64_t next = end;
-      bool zero = false;
-      for (const Extent& range : zero_ranges_) {
-        uint64_t range_end = range.offset + range.length;
-        if (range.offset <= position && position < range_end) {
-          zero = true;
-          next = std::min(next, range_end);
-        } else if (range.offset > position) {
-          next = std::min(next, range.offset);
-        }
-      }
-      out->push_back(Extent{position, next - position, zero});
-      position = next;
-    }
-    return Status::Ok();
-  }
+  // State every connection shares.
+  struct Shared {
+    std::vector<std::byte> bytes;  // connections write disjoint ranges
+    std::mutex mutex;              // guards the rest
+    std::vector<Operation> log;
+    uint64_t max_read_bytes_in_flight = 0;
+    unsigned connections = 1;
+  };
+  MemoryEndpoint(std::string name, std::shared_ptr<Shared> shared)
+      : name_(std::move(name)), shared_(std::move(shared)) {}
 
  private:
-  Status Failure(const char* op, uint64_t offset, uint64_t length) {
-    return IoError(name_, op, offset, length, "Input/output error", EIO);
-  }
-
   struct Deferred {
     Completion completion;
     uint64_t read_bytes;
   };
 
-  MemoryEndpoint(const MemoryEndpoint&) = default;
+  void Log(const char* op, uint64_t offset, uint64_t length) {
+    std::lock_guard lock(shared_->mutex);
+    shared_->log.push_back(Operation{op, offset, length});
+  }
+  Status Failure(const char* op, uint64_t offset, uint64_t length) {
+    return IoError(name_, op, offset, length, "Input/output error", EIO);
+  }
 
   std::string name_;
-  std::shared_ptr<std::vector<std::byte>> storage_;  // shared by connections
-  std::vector<std::byte>& data_;
+  std::shared_ptr<Shared> shared_;
   EndpointInfo info_;
+  std::vector<Extent> zero_ranges_;
+  std::string fail_op_;
   bool defer_ = false;
   std::mt19937 rng_;
   std::vector<Deferred> deferred_;
   uint64_t read_bytes_in_flight_ = 0;
-  uint64_t max_read_bytes_in_flight_ = 0;
-  std::vector<Operation> log_;
-  std::vector<Extent> zero_ranges_;
-  std::string fail_op_;
 };
 
 }  // namespace nbdcopy::testing

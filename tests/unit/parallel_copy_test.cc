@@ -40,45 +40,27 @@ CopyPlan Plan(unsigned requests, uint64_t request_size, uint64_t queue_size,
   return plan;
 }
 
-// Source and destination with `workers` connections each, all deferring
-// completions so operations overlap and finish out of order.
+// Source and destination whose completions are held back so operations
+// overlap and finish out of order; the engine connects `workers` times.
 struct Fixture {
   Fixture(std::vector<std::byte> bytes, size_t destination_size, unsigned workers,
           unsigned seed = 7)
-      : source(std::move(bytes), "src"),
+      : workers(workers),
+        source(std::move(bytes), "src"),
         destination(std::vector<std::byte>(destination_size, std::byte{0xee}), "dst") {
     source.DeferCompletions(seed);
     destination.DeferCompletions(seed + 1);
-    sources.push_back(&source);
-    destinations.push_back(&destination);
-    for (unsigned i = 1; i < workers; ++i) {
-      extra.push_back(std::move(source.Connect()).value());
-      sources.push_back(extra.back().get());
-      extra.push_back(std::move(destination.Connect()).value());
-      destinations.push_back(extra.back().get());
-    }
   }
-  MemoryEndpoint& src(size_t i) { return static_cast<MemoryEndpoint&>(*sources[i]); }
-  MemoryEndpoint& dst(size_t i) { return static_cast<MemoryEndpoint&>(*destinations[i]); }
-  Status Copy(const CopyPlan& plan) {
+  Status Copy(CopyPlan plan) {
+    plan.connections = workers;
     Progress progress(ProgressMode::kNone, -1, source.info().size);
-    return ParallelCopy(plan, sources, destinations, progress, &stats);
+    return ParallelCopy(plan, source, destination, progress, &stats);
   }
-  std::vector<Operation> All(const std::string& op) {
-    std::vector<Operation> result;
-    for (Endpoint* endpoint : destinations) {
-      for (const Operation& o : static_cast<MemoryEndpoint*>(endpoint)->log()) {
-        if (o.op == op) result.push_back(o);
-      }
-    }
-    return result;
-  }
+  std::vector<Operation> All(const std::string& op) { return destination.OpsNamed(op); }
 
+  unsigned workers;
   MemoryEndpoint source;
   MemoryEndpoint destination;
-  std::vector<std::unique_ptr<Endpoint>> extra;
-  std::vector<Endpoint*> sources;
-  std::vector<Endpoint*> destinations;
   CopyStats stats;
 };
 
@@ -102,10 +84,10 @@ TEST_P(ParallelCopyIdentityTest, EveryByteArrivesAndLimitsHold) {
     EXPECT_LE(f.stats.max_requests_in_flight, c.requests);
     uint64_t budget = std::max(c.queue_size, c.request_size);
     EXPECT_LE(f.stats.max_bytes_in_flight, budget);
-    for (size_t i = 0; i < c.workers; ++i) {
-      EXPECT_LE(f.src(i).max_read_bytes_in_flight(), budget);
-    }
+    EXPECT_LE(f.source.max_read_bytes_in_flight(), budget);
     EXPECT_EQ(f.stats.bytes_read, size);
+    EXPECT_EQ(f.source.connections(), c.workers);
+    EXPECT_EQ(f.destination.connections(), c.workers);
   }
 }
 
@@ -133,7 +115,6 @@ TEST(ParallelCopyTest, ZeroExtentsBecomeZeroOperationsNotReads) {
   std::fill(bytes.begin() + 1024 * kKiB, bytes.begin() + 5 * 1024 * kKiB, std::byte{0});
   Fixture f(bytes, size, 2);
   f.source.AddZeroExtent(1024 * kKiB, 4 * 1024 * kKiB);
-  for (Endpoint* s : f.sources) static_cast<MemoryEndpoint*>(s)->AddZeroExtent(1024 * kKiB, 4 * 1024 * kKiB);
   ASSERT_TRUE(f.Copy(Plan(8, 256 * kKiB, 1024 * kKiB)).ok());
   EXPECT_EQ(f.destination.data(), f.source.data());
   EXPECT_EQ(f.stats.bytes_read, size - 4 * 1024 * kKiB);
@@ -156,8 +137,7 @@ TEST(ParallelCopyTest, SkipsZeroesOnAZeroDestinationAndAllocatesWhenAsked) {
   std::fill(bytes.begin(), bytes.begin() + 4096, std::byte{7});
   {
     Fixture f(bytes, size, 2);
-    std::fill_n(const_cast<std::vector<std::byte>&>(f.destination.data()).begin(), size,
-                std::byte{0});
+    std::fill_n(f.destination.mutable_data().begin(), size, std::byte{0});
     CopyPlan plan = Plan(8, 64 * kKiB, 1024 * kKiB);
     plan.skip_zero_ranges = true;
     ASSERT_TRUE(f.Copy(plan).ok());
@@ -179,32 +159,25 @@ TEST(ParallelCopyTest, SkipsZeroesOnAZeroDestinationAndAllocatesWhenAsked) {
 TEST(ParallelCopyTest, FailedExtentsAreData) {
   const size_t size = 1024 * kKiB;
   Fixture f(MixedBytes(size, 6), size, 2);
-  for (Endpoint* s : f.sources) {
-    static_cast<MemoryEndpoint*>(s)->AddZeroExtent(0, size);  // a lie, never acted on
-    static_cast<MemoryEndpoint*>(s)->FailOn("extents");
-  }
+  f.source.AddZeroExtent(0, size);  // a lie, never acted on
+  f.source.FailOn("extents");
   ASSERT_TRUE(f.Copy(Plan(8, 64 * kKiB, 1024 * kKiB)).ok());
   EXPECT_EQ(f.destination.data(), f.source.data());
 }
 
-TEST(ParallelCopyTest, FlushesOnceWithMultiConnAndOnEveryConnectionWithout) {
-  for (bool multi_conn : {true, false}) {
-    const size_t size = 256 * kKiB;
-    Fixture f(MixedBytes(size, 8), size, 3);
-    for (Endpoint* d : f.destinations) {
-      static_cast<MemoryEndpoint*>(d)->mutable_info().can_multi_conn = multi_conn;
-    }
-    CopyPlan plan = Plan(4, 64 * kKiB, 1024 * kKiB);
-    plan.flush = true;
-    ASSERT_TRUE(f.Copy(plan).ok());
-    EXPECT_EQ(f.All("flush").size(), multi_conn ? 1u : 3u);
-    // Every flush comes after that connection's writes.
-    for (Endpoint* d : f.destinations) {
-      const auto& log = static_cast<MemoryEndpoint*>(d)->log();
-      auto flush = std::find(log.begin(), log.end(), Operation{"flush", 0, 0});
-      if (flush != log.end()) EXPECT_EQ(flush + 1, log.end());
-    }
-  }
+TEST(ParallelCopyTest, FlushesOnceAfterEveryWrite) {
+  const size_t size = 1024 * kKiB;
+  Fixture f(MixedBytes(size, 8), size, 3);
+  CopyPlan plan = Plan(4, 64 * kKiB, 1024 * kKiB);
+  plan.flush = true;
+  ASSERT_TRUE(f.Copy(plan).ok());
+  auto log = f.destination.log();
+  EXPECT_EQ(f.All("flush").size(), 1u);
+  EXPECT_EQ(log.back(), (Operation{"flush", 0, 0}));
+  // Without --flush, no flush.
+  Fixture g(MixedBytes(size, 8), size, 3);
+  ASSERT_TRUE(g.Copy(Plan(4, 64 * kKiB, 1024 * kKiB)).ok());
+  EXPECT_TRUE(g.All("flush").empty());
 }
 
 class ParallelCopyErrorTest : public ::testing::TestWithParam<std::tuple<std::string, unsigned>> {};
@@ -215,10 +188,8 @@ TEST_P(ParallelCopyErrorTest, AnyFailureFailsTheCopy) {
   auto bytes = MixedBytes(size, 9);
   std::fill(bytes.begin(), bytes.begin() + 64 * kKiB, std::byte{0});  // something to zero
   Fixture f(bytes, size, workers);
-  for (unsigned i = 0; i < workers; ++i) {
-    f.dst(i).FailOn(op);
-    f.src(i).FailOn(op);
-  }
+  f.destination.FailOn(op);
+  f.source.FailOn(op);
   CopyPlan plan = Plan(16, 64 * kKiB, 256 * kKiB);
   plan.flush = true;
   Status status = f.Copy(plan);
