@@ -1,0 +1,130 @@
+#include "nbdcopy/blkhash.h"
+
+#include <openssl/evp.h>
+
+#include <algorithm>
+
+#include "nbdcopy/zero_detect.h"
+
+namespace nbdcopy {
+
+namespace {
+
+const EVP_MD* FindDigest(const std::string& name) {
+  if (name == "md5") return EVP_md5();
+  if (name == "sha1") return EVP_sha1();
+  if (name == "sha256") return EVP_sha256();
+  if (name == "sha512") return EVP_sha512();
+  return nullptr;
+}
+
+std::string Hex(const unsigned char* bytes, size_t size) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string text;
+  for (size_t i = 0; i < size; ++i) {
+    text += kDigits[bytes[i] >> 4];
+    text += kDigits[bytes[i] & 15];
+  }
+  return text;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Blkhash>> Blkhash::Create(const BlkhashSpec& spec) {
+  const EVP_MD* md = FindDigest(spec.algorithm);
+  if (md == nullptr) return Status::Error("--blkhash: unknown algorithm '" + spec.algorithm + "'");
+  std::unique_ptr<Blkhash> hash(new Blkhash(md, spec.block_size));
+  if (hash->outer_ == nullptr || EVP_DigestInit_ex(hash->outer_, md, nullptr) != 1) {
+    return Status::Error("--blkhash: cannot initialise " + spec.algorithm);
+  }
+  std::vector<std::byte> zeroes(spec.block_size);
+  hash->zero_digest_ = hash->BlockDigest(zeroes);
+  return hash;
+}
+
+Blkhash::Blkhash(const EVP_MD* md, uint64_t block_size)
+    : md_(md), block_size_(block_size), outer_(EVP_MD_CTX_new()) {
+  digest_size_ = static_cast<size_t>(EVP_MD_get_size(md));
+}
+
+Blkhash::~Blkhash() { EVP_MD_CTX_free(outer_); }
+
+Blkhash::Digest Blkhash::BlockDigest(std::span<const std::byte> data) const {
+  Digest digest(digest_size_);
+  unsigned int size = 0;
+  EVP_Digest(data.data(), data.size(), digest.data(), &size, md_, nullptr);
+  return digest;
+}
+
+void Blkhash::AddData(uint64_t first_index, std::span<const std::byte> data) {
+  for (size_t offset = 0; offset < data.size(); offset += block_size_, ++first_index) {
+    auto block = data.subspan(offset, std::min<size_t>(block_size_, data.size() - offset));
+    if (block.size() == block_size_ && IsZero(block)) {
+      AddZeroBlocks(first_index, 1);
+    } else {
+      AddDigest(first_index, BlockDigest(block));
+    }
+  }
+}
+
+void Blkhash::AddDigest(uint64_t index, Digest digest) {
+  std::lock_guard lock(mutex_);
+  pending_[index] = Pending{0, std::move(digest)};
+  Drain();
+}
+
+void Blkhash::AddZeroBlocks(uint64_t first_index, uint64_t count) {
+  if (count == 0) return;
+  std::lock_guard lock(mutex_);
+  pending_[first_index] = Pending{count, {}};
+  Drain();
+}
+
+void Blkhash::Drain() {
+  for (auto it = pending_.begin(); it != pending_.end() && it->first == next_index_;
+       it = pending_.erase(it)) {
+    if (it->second.zero_count > 0) {
+      FeedZeroes(it->second.zero_count);
+      next_index_ += it->second.zero_count;
+    } else {
+      if (EVP_DigestUpdate(outer_, it->second.digest.data(), it->second.digest.size()) != 1) {
+        failed_ = true;
+      }
+      ++next_index_;
+    }
+  }
+}
+
+void Blkhash::FeedZeroes(uint64_t count) {
+  // Feed many copies per call: a 16 GiB hole is 262144 digests.
+  constexpr uint64_t kBatch = 256;
+  std::vector<unsigned char> batch;
+  batch.reserve(kBatch * digest_size_);
+  for (uint64_t i = 0; i < std::min(count, kBatch); ++i) {
+    batch.insert(batch.end(), zero_digest_.begin(), zero_digest_.end());
+  }
+  while (count > 0) {
+    uint64_t n = std::min(count, kBatch);
+    if (EVP_DigestUpdate(outer_, batch.data(), n * digest_size_) != 1) failed_ = true;
+    count -= n;
+  }
+}
+
+Result<std::string> Blkhash::Finish(uint64_t length) {
+  std::lock_guard lock(mutex_);
+  uint64_t blocks = (length + block_size_ - 1) / block_size_;
+  if (next_index_ != blocks || !pending_.empty() || failed_) {
+    return Status::Error("--blkhash: internal error: blocks missing from the checksum");
+  }
+  unsigned char tail[8];
+  for (int i = 0; i < 8; ++i) tail[i] = static_cast<unsigned char>(length >> (8 * i));
+  unsigned char result[EVP_MAX_MD_SIZE];
+  unsigned int size = 0;
+  if (EVP_DigestUpdate(outer_, tail, sizeof tail) != 1 ||
+      EVP_DigestFinal_ex(outer_, result, &size) != 1) {
+    return Status::Error("--blkhash: cannot finish the digest");
+  }
+  return Hex(result, size);
+}
+
+}  // namespace nbdcopy
