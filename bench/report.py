@@ -158,7 +158,8 @@ def workload_table(wl):
         out.append("")
         out.append(f"Faster peer: {fast_name}; leaner peer: {lean_name}. "
                    f"Size {wl['size_mib']} MiB; ours {wl['size_mib'] / rows['ours']['wall']:.0f} MiB/s."
-                   if "ours" in rows else f"Faster peer: {fast_name}; leaner peer: {lean_name}.")
+                   if "ours" in rows and not rows["ours"]["failed"]
+                   else f"Faster peer: {fast_name}; leaner peer: {lean_name}.")
     return out
 
 
@@ -199,10 +200,12 @@ def targets(results):
         wl = results.get(w)
         if not wl or "ours" not in wl["rows"]:
             continue
-        rss = wl["rows"]["ours"]["rss_mib"]
-        add(rss is not None and rss <= RSS_LIMIT_MIB,
+        ours = wl["rows"]["ours"]
+        rss = ours["rss_mib"]
+        add(rss is not None and rss <= RSS_LIMIT_MIB and not ours["failed"],
             f"{w}: peak RSS ≤ {RSS_LIMIT_MIB} MiB (default settings): "
-            + (f"{rss:.1f} MiB" if rss is not None else "not measured"))
+            + (f"{rss:.1f} MiB" if rss is not None else "not measured")
+            + (" — ours failed" if ours["failed"] else ""))
     return out
 
 

@@ -127,4 +127,43 @@ Result<std::string> Blkhash::Finish(uint64_t length) {
   return Hex(result, size);
 }
 
+void SequentialBlkhash::Data(std::span<const std::byte> data) {
+  const uint64_t block = hash_.block_size();
+  length_ += data.size();
+  if (!partial_.empty()) {
+    size_t n = std::min<size_t>(block - partial_.size(), data.size());
+    partial_.insert(partial_.end(), data.begin(), data.begin() + n);
+    data = data.subspan(n);
+    if (partial_.size() < block) return;
+    hash_.AddData(next_index_++, partial_);
+    partial_.clear();
+  }
+  size_t whole = data.size() / block * block;
+  hash_.AddData(next_index_, data.first(whole));
+  next_index_ += whole / block;
+  partial_.assign(data.begin() + whole, data.end());
+}
+
+void SequentialBlkhash::Zeroes(uint64_t length) {
+  const uint64_t block = hash_.block_size();
+  if (!partial_.empty()) {
+    uint64_t n = std::min<uint64_t>(block - partial_.size(), length);
+    std::vector<std::byte> zeroes(n);
+    Data(zeroes);
+    length -= n;
+    if (length == 0) return;
+  }
+  hash_.AddZeroBlocks(next_index_, length / block);
+  next_index_ += length / block;
+  length_ += length / block * block;
+  partial_.assign(length % block, std::byte{0});
+  length_ += length % block;
+}
+
+Result<std::string> SequentialBlkhash::Finish() {
+  if (!partial_.empty()) hash_.AddDigest(next_index_++, hash_.BlockDigest(partial_));
+  partial_.clear();
+  return hash_.Finish(length_);
+}
+
 }  // namespace nbdcopy

@@ -77,6 +77,25 @@ class Blkhash {
   bool failed_ = false;
 };
 
+// Feeds a Blkhash from a copy that moves strictly forward (the synchronous
+// engine, streams): collects partial blocks until they are whole.
+// Thread safety: one thread.
+class SequentialBlkhash {
+ public:
+  explicit SequentialBlkhash(Blkhash& hash) : hash_(hash) {}
+
+  void Data(std::span<const std::byte> data);
+  void Zeroes(uint64_t length);
+  // Adds the short last block, if any, and finishes.
+  Result<std::string> Finish();
+
+ private:
+  Blkhash& hash_;
+  std::vector<std::byte> partial_;  // bytes of the block not yet complete
+  uint64_t next_index_ = 0;
+  uint64_t length_ = 0;
+};
+
 }  // namespace nbdcopy
 
 #endif  // NBDCOPY_BLKHASH_H_

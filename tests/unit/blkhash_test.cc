@@ -113,3 +113,32 @@ TEST(BlkhashTest, MissingBlocksAreAnError) {
 
 }  // namespace
 }  // namespace nbdcopy
+
+namespace nbdcopy {
+namespace {
+
+TEST(SequentialBlkhashTest, PiecesOfAnySizeGiveTheSameDigest) {
+  std::mt19937 rng(5);
+  std::vector<std::byte> image(10 * 4096 + 1234);
+  for (size_t i = 0; i < image.size(); ++i) {
+    image[i] = (i / 3000) % 2 == 0 ? std::byte{0} : std::byte(rng());
+  }
+  std::string expected = Digest(image, "sha256", 4096);
+  for (size_t piece : {1u, 100u, 4096u, 5000u, 70000u}) {
+    auto hash = Blkhash::Create(BlkhashSpec{"sha256", 4096});
+    SequentialBlkhash sequential(**hash);
+    for (size_t offset = 0; offset < image.size(); offset += piece) {
+      auto part = std::span(image).subspan(offset, std::min(piece, image.size() - offset));
+      // Zero pieces go through Zeroes(), as zero extents do.
+      if (std::all_of(part.begin(), part.end(), [](std::byte b) { return b == std::byte{0}; })) {
+        sequential.Zeroes(part.size());
+      } else {
+        sequential.Data(part);
+      }
+    }
+    EXPECT_EQ(*sequential.Finish(), expected) << "piece " << piece;
+  }
+}
+
+}  // namespace
+}  // namespace nbdcopy
