@@ -43,6 +43,7 @@ msg "valid edge values are accepted"
 for opt in --request-size=4096 --request-size=$((32 * MiB)) --sparse=0 \
            --sparse=512 "-R 1" "-C 1" "-T 1" --queue-size=$((4 * MiB)); do
     rm -f "$T/out.img"
+    # shellcheck disable=SC2086  # "-R 1" is meant to split into two words
     run_copy $opt "$T/src.img" "$T/out.img"
     assert_same_file "$T/src.img" "$T/out.img" "copy with $opt"
 done

@@ -14,9 +14,7 @@ expect_fail "$NBDCOPY" "nbd+unix:///?socket=/nonexistent/sock" "$T/out.img"
 msg "destination socket does not exist"
 expect_fail "$NBDCOPY" "$T/src.img" "nbd+unix:///?socket=/nonexistent/sock"
 
-msg "stale socket (server gone)"
-start_nbdkit gone memory size=1M
-stop_server gone
+msg "stale socket file, nobody listening"
 python3 -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); s.bind(sys.argv[1])' \
     "$T/stale.sock" 2>/dev/null || skip_stale=1
 if [[ -z ${skip_stale:-} ]]; then
