@@ -9,7 +9,7 @@ packages=(
   build-essential cmake pkg-config
   libnbd-dev libcli11-dev libfmt-dev libgtest-dev libssl-dev
   nbdkit qemu-utils gnutls-bin libnbd-bin util-linux
-  hyperfine gnuplot-nox
+  hyperfine gnuplot-nox time python3
 )
 missing=()
 for package in "${packages[@]}"; do
