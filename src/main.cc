@@ -47,7 +47,7 @@ Status CheckNotSameFile(const EndpointSpec& source, const EndpointSpec& destinat
 Status RunParallel(const CopyPlan& plan, const Options& options, Endpoint& source,
                    Endpoint& destination, Progress& progress) {
   CopyStats stats;
-  Status status = ParallelCopy(plan, source, destination, progress, &stats);
+  Status status = ParallelCopy(plan, source, destination, progress, nullptr, &stats);
   if (options.verbose) {
     std::fprintf(stderr,
                  "nbdcopy: workers=%u max_requests_in_flight=%u max_bytes_in_flight=%llu "

@@ -90,6 +90,7 @@ Result<std::unique_ptr<NbdEndpoint>> NbdEndpoint::Connect(const EndpointSpec& sp
   info.read_only = nbd_is_read_only(h) == 1;
   endpoint->can_zero_ = nbd_can_zero(h) == 1;
   info.efficient_zero = endpoint->can_zero_;
+  info.overlapped_io = true;
   info.can_flush = nbd_can_flush(h) == 1;
   // A server started by "[ CMD ]" listens on a socket only libnbd holds.
   info.can_multi_conn = spec.kind != EndpointKind::kCommand && nbd_can_multi_conn(h) == 1;

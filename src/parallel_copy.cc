@@ -4,41 +4,73 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <deque>
 #include <mutex>
 #include <thread>
 
+#include "nbdcopy/work_map.h"
 #include "nbdcopy/zero_detect.h"
 
 namespace nbdcopy {
 
 namespace {
 
-// Zero operations are issued in pieces so progress moves on huge holes and
-// every length fits the protocol's 32-bit field.
-constexpr uint64_t kZeroChunk = 1ULL << 30;
+using Clock = std::chrono::steady_clock;
 
-// State every worker sees. Only the cursor and the failure are shared
-// while copying; both are touched once per range or once per copy.
+// The per-worker data budget starts small and doubles while throughput
+// grows with it: a latency-bound source needs many bytes in flight, a fast
+// one runs best with few (the buffers then stay in the CPU caches).
+class AdaptiveBudget {
+ public:
+  AdaptiveBudget(uint64_t request_size, uint64_t limit)
+      : limit_(limit), budget_(std::min(limit, std::max<uint64_t>(4 * request_size, 1 << 20))) {}
+
+  uint64_t budget() const { return budget_; }
+
+  void OnDataDone(uint64_t bytes) {
+    if (settled_) return;
+    Clock::time_point now = Clock::now();
+    if (epoch_bytes_ == 0 && epoch_start_ == Clock::time_point()) epoch_start_ = now;
+    epoch_bytes_ += bytes;
+    auto elapsed = now - epoch_start_;
+    // An epoch must turn the budget over and be long enough to measure.
+    if (elapsed < kMinEpoch || epoch_bytes_ < 2 * budget_) return;
+    double rate = static_cast<double>(epoch_bytes_) / std::chrono::duration<double>(elapsed).count();
+    if (rate > best_rate_ * kWorthwhileGain) {
+      best_rate_ = rate;
+      if (budget_ >= limit_) {
+        settled_ = true;
+      } else {
+        budget_ = std::min(limit_, 2 * budget_);
+      }
+    } else {
+      budget_ = std::max<uint64_t>(budget_ / 2, 1);  // back to the best size seen
+      settled_ = true;
+    }
+    epoch_bytes_ = 0;
+    epoch_start_ = now;
+  }
+
+ private:
+  static constexpr auto kMinEpoch = std::chrono::milliseconds(20);
+  static constexpr double kWorthwhileGain = 1.15;
+
+  const uint64_t limit_;
+  uint64_t budget_;
+  bool settled_ = false;
+  double best_rate_ = 0;
+  uint64_t epoch_bytes_ = 0;
+  Clock::time_point epoch_start_;
+};
+
+// What every worker shares: the work map, the first failure, statistics.
 class SharedState {
  public:
-  SharedState(const CopyPlan& plan, uint64_t size, unsigned workers, Progress& progress)
-      : plan(plan), size(size), range_size(RangeSize(plan, size, workers)), progress(progress) {}
+  SharedState(const CopyPlan& plan, uint64_t size, Blkhash* blkhash, Progress& progress)
+      : plan(plan), size(size), blkhash(blkhash), progress(progress),
+        map(size, blkhash ? blkhash->block_size() : 0) {}
 
-  // Big enough that extents are asked for rarely, small enough that every
-  // worker gets several ranges and they finish together.
-  static uint64_t RangeSize(const CopyPlan& plan, uint64_t size, unsigned workers) {
-    constexpr uint64_t kMaxRange = 32ULL << 20;
-    uint64_t share = size / (8ULL * workers);
-    share = (share + plan.request_size - 1) / plan.request_size * plan.request_size;
-    return std::max(plan.request_size, std::min(kMaxRange, share));
-  }
-
-  // Returns the start of the next unclaimed range, or size when none is left.
-  uint64_t ClaimRange() {
-    uint64_t start = cursor_.fetch_add(range_size, std::memory_order_relaxed);
-    return std::min(start, size);
-  }
   void Fail(Status status) {
     std::lock_guard lock(mutex_);
     if (failed_.load()) return;
@@ -64,12 +96,12 @@ class SharedState {
 
   const CopyPlan& plan;
   const uint64_t size;
-  const uint64_t range_size;
+  Blkhash* const blkhash;
   Progress& progress;
-  CopyStats stats;
+  WorkMap map;
+  CopyStats stats;  // guarded by mutex_
 
  private:
-  std::atomic<uint64_t> cursor_{0};
   std::atomic<bool> failed_{false};
   std::mutex mutex_;
   Status first_error_;
@@ -82,16 +114,25 @@ class Worker {
         plan_(shared.plan),
         source_(source),
         destination_(destination),
-        slots_(plan_.requests),
+        // Without overlapped I/O on either side, a second request in flight
+        // only reads ahead into colder buffers.
+        max_requests_(source.info().overlapped_io || destination.info().overlapped_io
+                          ? plan_.requests
+                          : 1),
+        piece_size_(std::max<uint64_t>(plan_.request_size,
+                                       shared.blkhash ? shared.blkhash->block_size() : 0)),
+        batch_size_(8 * piece_size_),
+        slots_(max_requests_),
+        budget_(plan_.request_size, plan_.queue_size),
         detect_zeroes_(plan_.sparse_size > 0 && destination.info().efficient_zero) {
-    for (unsigned i = plan_.requests; i > 0; --i) free_slots_.push_back(i - 1);
+    for (unsigned i = max_requests_; i > 0; --i) free_slots_.push_back(i - 1);
   }
 
   void Run() {
     std::vector<Completion> completions;
     for (;;) {
       if (!shared_.failed()) Admit();
-      bool no_more_work = shared_.failed() || (ranges_done_ && pieces_.empty());
+      bool no_more_work = shared_.failed() || (map_done_ && pieces_.empty());
       if (requests_in_flight_ == 0 && no_more_work) break;
       if (!Collect(&completions)) {
         WaitForEvents();
@@ -102,7 +143,7 @@ class Worker {
   }
 
  private:
-  // One request: a data piece (read, then writes and zeroes of its runs)
+  // One request: a data piece (reads, then writes and zeroes of its runs)
   // or a zero piece (one zero operation).
   struct Slot {
     uint64_t offset = 0;
@@ -112,76 +153,75 @@ class Worker {
   };
 
   void Admit() {
-    while (requests_in_flight_ < plan_.requests) {
+    while (requests_in_flight_ < max_requests_) {
       if (pieces_.empty()) {
-        if (ranges_done_) return;
-        ClaimRange();
+        if (map_done_) return;
+        map_done_ = !shared_.map.TakeBatch(source_, plan_.use_extents, batch_size_, &pieces_);
         continue;
       }
       Extent piece = pieces_.front();
-      if (piece.zero && plan_.skip_zero_ranges) {
-        pieces_.pop_front();
-        stats_.bytes_skipped += piece.length;
-        shared_.progress.Add(piece.length);
-        continue;
-      }
-      // A request larger than the whole budget still runs, alone.
-      if (!piece.zero && bytes_in_flight_ > 0 &&
-          bytes_in_flight_ + piece.length > plan_.queue_size) {
-        return;
-      }
-      pieces_.pop_front();
-      unsigned index = free_slots_.back();
-      free_slots_.pop_back();
-      Slot& slot = slots_[index];
-      slot.offset = piece.offset;
-      slot.length = piece.length;
-      slot.pending = 1;
-      ++requests_in_flight_;
-      stats_.max_requests_in_flight = std::max(stats_.max_requests_in_flight, requests_in_flight_);
       if (piece.zero) {
-        stats_.bytes_zeroed += piece.length;
-        destination_.StartZero(piece.offset, piece.length, plan_.allocated, index);
+        pieces_.pop_front();
+        StartZeroPiece(piece);
         continue;
       }
+      piece.length = std::min(piece.length, piece_size_);
+      // A request larger than the whole budget still runs, alone.
+      if (bytes_in_flight_ > 0 && bytes_in_flight_ + piece.length > budget_.budget()) return;
+      ConsumeFront(piece.length);
+      unsigned index = TakeSlot(piece);
       bytes_in_flight_ += piece.length;
       stats_.max_bytes_in_flight = std::max(stats_.max_bytes_in_flight, bytes_in_flight_);
+      Slot& slot = slots_[index];
       slot.buffer = TakeBuffer();
       stats_.bytes_read += piece.length;
-      source_.StartRead(piece.offset, std::span(slot.buffer->data(), piece.length), index);
+      slot.pending = 0;
+      for (uint64_t done = 0; done < piece.length; done += plan_.request_size) {
+        uint64_t n = std::min(plan_.request_size, piece.length - done);
+        ++slot.pending;
+        source_.StartRead(piece.offset + done, std::span(slot.buffer->data() + done, n), index);
+      }
     }
   }
 
-  // Claims the next range and splits it into pieces by the source's extents.
-  void ClaimRange() {
-    uint64_t start = shared_.ClaimRange();
-    uint64_t end = std::min(shared_.size, start + shared_.range_size);
-    if (start >= end) {
-      ranges_done_ = true;
+  void ConsumeFront(uint64_t length) {
+    Extent& front = pieces_.front();
+    front.offset += length;
+    front.length -= length;
+    if (front.length == 0) pieces_.pop_front();
+  }
+
+  void StartZeroPiece(const Extent& piece) {
+    if (shared_.blkhash != nullptr) HashZeroes(piece.offset, piece.length);
+    if (plan_.skip_zero_ranges) {
+      stats_.bytes_skipped += piece.length;
+      shared_.progress.Add(piece.length);
       return;
     }
-    for (uint64_t position = start; position < end;) {
-      extents_.clear();
-      if (plan_.use_extents) {
-        Status status = source_.Extents(position, end - position, &extents_);
-        // A failed or useless answer is not fatal: the rest is data.
-        if (!status.ok() || extents_.empty() || extents_.front().offset != position) {
-          extents_.assign(1, Extent{position, end - position, false});
-        }
-      } else {
-        extents_.assign(1, Extent{position, end - position, false});
-      }
-      for (const Extent& extent : extents_) AddPieces(extent);
-      position = extents_.back().offset + extents_.back().length;
-    }
+    unsigned index = TakeSlot(piece);
+    slots_[index].pending = 1;
+    stats_.bytes_zeroed += piece.length;
+    destination_.StartZero(piece.offset, piece.length, plan_.allocated, index);
   }
 
-  void AddPieces(const Extent& extent) {
-    uint64_t piece_size = extent.zero ? kZeroChunk : plan_.request_size;
-    for (uint64_t done = 0; done < extent.length;) {
-      uint64_t n = std::min(piece_size, extent.length - done);
-      pieces_.push_back(Extent{extent.offset + done, n, extent.zero});
-      done += n;
+  unsigned TakeSlot(const Extent& piece) {
+    unsigned index = free_slots_.back();
+    free_slots_.pop_back();
+    slots_[index].offset = piece.offset;
+    slots_[index].length = piece.length;
+    ++requests_in_flight_;
+    stats_.max_requests_in_flight = std::max(stats_.max_requests_in_flight, requests_in_flight_);
+    return index;
+  }
+
+  // REQUIRES offset is block-aligned (the work map aligns zero extents).
+  void HashZeroes(uint64_t offset, uint64_t length) {
+    Blkhash& hash = *shared_.blkhash;
+    const uint64_t block = hash.block_size();
+    hash.AddZeroBlocks(offset / block, length / block);
+    if (uint64_t tail = length % block; tail > 0) {  // the short last block
+      std::vector<std::byte> zeroes(tail);
+      hash.AddDigest((offset + length) / block, hash.BlockDigest(zeroes));
     }
   }
 
@@ -195,10 +235,12 @@ class Worker {
     for (size_t i = 0; i < completions->size(); ++i) {
       Completion& completion = (*completions)[i];
       if (!completion.status.ok()) shared_.Fail(std::move(completion.status));
+      unsigned index = static_cast<unsigned>(completion.tag);
+      if (--slots_[index].pending > 0) continue;
       if (i < reads) {
-        OnReadDone(static_cast<unsigned>(completion.tag));
+        OnReadDone(index);
       } else {
-        OnOperationDone(static_cast<unsigned>(completion.tag));
+        Release(index);
       }
     }
     return true;
@@ -206,9 +248,11 @@ class Worker {
 
   void OnReadDone(unsigned index) {
     Slot& slot = slots_[index];
-    slot.pending = 0;
     if (!shared_.failed()) {
       std::span<const std::byte> data(slot.buffer->data(), slot.length);
+      if (shared_.blkhash != nullptr) {
+        shared_.blkhash->AddData(slot.offset / shared_.blkhash->block_size(), data);
+      }
       if (detect_zeroes_) {
         ForEachZeroRun(slot.offset, data, plan_.sparse_size,
                        [&](uint64_t offset, std::span<const std::byte> run, bool zero) {
@@ -225,23 +269,18 @@ class Worker {
   void StartWriteOrZero(unsigned index, uint64_t offset, std::span<const std::byte> run,
                         bool zero) {
     Slot& slot = slots_[index];
-    if (zero) {
-      if (plan_.skip_zero_ranges) {
-        stats_.bytes_skipped += run.size();
-        return;
-      }
-      stats_.bytes_zeroed += run.size();
-      ++slot.pending;
-      destination_.StartZero(offset, run.size(), plan_.allocated, index);
+    if (zero && plan_.skip_zero_ranges) {
+      stats_.bytes_skipped += run.size();
       return;
     }
-    stats_.bytes_written += run.size();
     ++slot.pending;
-    destination_.StartWrite(offset, run, index);
-  }
-
-  void OnOperationDone(unsigned index) {
-    if (--slots_[index].pending == 0) Release(index);
+    if (zero) {
+      stats_.bytes_zeroed += run.size();
+      destination_.StartZero(offset, run.size(), plan_.allocated, index);
+    } else {
+      stats_.bytes_written += run.size();
+      destination_.StartWrite(offset, run, index);
+    }
   }
 
   void Release(unsigned index) {
@@ -249,6 +288,7 @@ class Worker {
     if (!shared_.failed()) shared_.progress.Add(slot.length);
     if (slot.buffer != nullptr) {
       bytes_in_flight_ -= slot.length;
+      budget_.OnDataDone(slot.length);
       free_buffers_.push_back(slot.buffer);
       slot.buffer = nullptr;
     }
@@ -260,7 +300,7 @@ class Worker {
   // data requests were ever in flight at once.
   std::vector<std::byte>* TakeBuffer() {
     if (free_buffers_.empty()) {
-      buffers_.emplace_back(plan_.request_size);
+      buffers_.emplace_back(piece_size_);
       free_buffers_.push_back(&buffers_.back());
     }
     std::vector<std::byte>* buffer = free_buffers_.back();
@@ -269,11 +309,10 @@ class Worker {
   }
 
   void WaitForEvents() {
-    Endpoint* endpoints[2] = {&source_, &destination_};
     pollfd fds[2];
     Endpoint* owners[2];
     nfds_t count = 0;
-    for (Endpoint* endpoint : endpoints) {
+    for (Endpoint* endpoint : {&source_, &destination_}) {
       PollInterest interest = endpoint->poll_interest();
       if (interest.fd < 0) continue;
       fds[count] = pollfd{interest.fd, interest.events, 0};
@@ -298,15 +337,18 @@ class Worker {
   const CopyPlan& plan_;
   Endpoint& source_;
   Endpoint& destination_;
+  const unsigned max_requests_;
+  const uint64_t piece_size_;  // bytes per data request (several reads if hashing needs it)
+  const uint64_t batch_size_;  // data bytes taken from the work map at a time
   std::vector<Slot> slots_;
   std::vector<unsigned> free_slots_;
   std::deque<std::vector<std::byte>> buffers_;  // deque: addresses stay put
   std::vector<std::vector<std::byte>*> free_buffers_;
-  std::deque<Extent> pieces_;  // claimed, not yet started
-  std::vector<Extent> extents_;
-  bool ranges_done_ = false;
+  std::deque<Extent> pieces_;  // taken from the map, not yet started
+  bool map_done_ = false;
   unsigned requests_in_flight_ = 0;
   uint64_t bytes_in_flight_ = 0;
+  AdaptiveBudget budget_;
   const bool detect_zeroes_;
   CopyStats stats_;
 };
@@ -314,8 +356,8 @@ class Worker {
 }  // namespace
 
 Status ParallelCopy(const CopyPlan& plan, Endpoint& source, Endpoint& destination,
-                    Progress& progress, CopyStats* stats) {
-  SharedState shared(plan, *source.info().size, plan.connections, progress);
+                    Progress& progress, Blkhash* blkhash, CopyStats* stats) {
+  SharedState shared(plan, *source.info().size, blkhash, progress);
   {
     std::vector<std::jthread> helpers;
     for (unsigned i = 1; i < plan.connections; ++i) {

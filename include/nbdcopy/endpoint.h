@@ -56,6 +56,7 @@ struct EndpointInfo {
   bool can_extents = false;     // Extents() may report zero runs
   bool can_multi_conn = false;  // several connections share one cache
   bool reads_as_zero = false;   // every byte currently reads as zero
+  bool overlapped_io = false;   // Start* returns before the I/O is done
 };
 
 class Endpoint {

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "nbdcopy/blkhash.h"
 #include "nbdcopy/copy_plan.h"
 #include "nbdcopy/endpoint.h"
 #include "nbdcopy/progress.h"
@@ -33,13 +34,14 @@ struct CopyStats {
 // handshakes overlap with copying. A worker that cannot connect leaves the
 // work to the others. With multi-conn one flush covers every connection's
 // completed writes, so plan.flush flushes the given destination once, after
-// every worker has finished. Returns the first failure; all workers stop
-// soon after it.
+// every worker has finished. With blkhash, every block of the source is
+// added to it (hashed in the workers, in parallel). Returns the first
+// failure; all workers stop soon after it.
 // REQUIRES the source has a known size, neither endpoint is sequential,
 // plan.connections == 1 unless both can_multi_conn, and the destination was
 // prepared (PrepareDestination).
 Status ParallelCopy(const CopyPlan& plan, Endpoint& source, Endpoint& destination,
-                    Progress& progress, CopyStats* stats);
+                    Progress& progress, Blkhash* blkhash, CopyStats* stats);
 
 }  // namespace nbdcopy
 

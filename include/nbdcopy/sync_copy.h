@@ -3,6 +3,9 @@
 #ifndef NBDCOPY_SYNC_COPY_H_
 #define NBDCOPY_SYNC_COPY_H_
 
+#include <cstdint>
+
+#include "nbdcopy/blkhash.h"
 #include "nbdcopy/copy_plan.h"
 #include "nbdcopy/endpoint.h"
 #include "nbdcopy/progress.h"
@@ -12,10 +15,13 @@ namespace nbdcopy {
 // Copies every byte of source to destination following plan: zero extents
 // and zero blocks in read data become Zero() (or nothing when
 // plan.skip_zero_ranges), data becomes Write(). Flushes if plan.flush.
+// With blkhash, the source's data is hashed into it in order.
+// *copied (optional) receives the bytes copied: a stream's length.
 // Returns the first failure; the copy is then incomplete.
 // REQUIRES the destination was prepared (PrepareDestination).
 Status SyncCopy(const CopyPlan& plan, Endpoint& source, Endpoint& destination,
-                Progress& progress);
+                Progress& progress, SequentialBlkhash* blkhash = nullptr,
+                uint64_t* copied = nullptr);
 
 }  // namespace nbdcopy
 

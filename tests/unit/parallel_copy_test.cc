@@ -54,7 +54,7 @@ struct Fixture {
   Status Copy(CopyPlan plan) {
     plan.connections = workers;
     Progress progress(ProgressMode::kNone, -1, source.info().size);
-    return ParallelCopy(plan, source, destination, progress, &stats);
+    return ParallelCopy(plan, source, destination, progress, nullptr, &stats);
   }
   std::vector<Operation> All(const std::string& op) { return destination.OpsNamed(op); }
 
