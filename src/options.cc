@@ -502,7 +502,7 @@ Options:
   --progress=FD            write "N/100" progress lines to file descriptor FD
   --queue-size=N           bytes in flight per worker (default: 16M)
   --request-size=N         bytes per request, a power of 2 from 4K to 32M
-                           (default: 256K)
+                           (default: 1M)
   -R N, --requests=N       requests in flight per connection (default: 64)
   -S N, --sparse=N         granularity of zero detection; 0 turns it off
                            (default: 4096)

@@ -20,46 +20,65 @@ using Clock = std::chrono::steady_clock;
 
 // The per-worker data budget starts small and doubles while throughput
 // grows with it: a latency-bound source needs many bytes in flight, a fast
-// one runs best with few (the buffers then stay in the CPU caches).
+// one runs best with few (the buffers then stay in the CPU caches). A probe
+// that brings no gain is undone, and tried again after a while, since
+// measurements on a busy machine are noisy. The epoch after each change is
+// not measured: the pipeline is still filling or draining.
 class AdaptiveBudget {
  public:
   AdaptiveBudget(uint64_t request_size, uint64_t limit)
-      : limit_(limit), budget_(std::min(limit, std::max<uint64_t>(4 * request_size, 1 << 20))) {}
+      : limit_(limit),
+        budget_(std::min(limit, std::max<uint64_t>(4 * request_size, 1 << 20))),
+        base_budget_(budget_) {}
 
   uint64_t budget() const { return budget_; }
 
   void OnDataDone(uint64_t bytes) {
-    if (settled_) return;
     Clock::time_point now = Clock::now();
-    if (epoch_bytes_ == 0 && epoch_start_ == Clock::time_point()) epoch_start_ = now;
+    if (epoch_start_ == Clock::time_point()) epoch_start_ = now;
     epoch_bytes_ += bytes;
     auto elapsed = now - epoch_start_;
     // An epoch must turn the budget over and be long enough to measure.
     if (elapsed < kMinEpoch || epoch_bytes_ < 2 * budget_) return;
     double rate = static_cast<double>(epoch_bytes_) / std::chrono::duration<double>(elapsed).count();
-    if (rate > best_rate_ * kWorthwhileGain) {
-      best_rate_ = rate;
-      if (budget_ >= limit_) {
-        settled_ = true;
-      } else {
-        budget_ = std::min(limit_, 2 * budget_);
-      }
-    } else {
-      budget_ = std::max<uint64_t>(budget_ / 2, 1);  // back to the best size seen
-      settled_ = true;
-    }
     epoch_bytes_ = 0;
     epoch_start_ = now;
+    if (settling_) {
+      settling_ = false;
+      return;
+    }
+    if (budget_ == base_budget_) {
+      base_rate_ = rate;
+      if (budget_ < limit_ && ++epochs_held_ > hold_epochs_) Change(2 * budget_);
+    } else if (rate > base_rate_ * kWorthwhileGain) {
+      base_budget_ = budget_;
+      base_rate_ = rate;
+      hold_epochs_ = 0;
+      if (budget_ < limit_) Change(std::min(limit_, 2 * budget_));
+    } else {
+      hold_epochs_ = kHoldAfterFailedProbe;
+      Change(base_budget_);
+    }
   }
 
  private:
   static constexpr auto kMinEpoch = std::chrono::milliseconds(20);
-  static constexpr double kWorthwhileGain = 1.15;
+  static constexpr double kWorthwhileGain = 1.1;
+  static constexpr unsigned kHoldAfterFailedProbe = 8;
+
+  void Change(uint64_t budget) {
+    budget_ = budget;
+    settling_ = true;
+    epochs_held_ = 0;
+  }
 
   const uint64_t limit_;
-  uint64_t budget_;
-  bool settled_ = false;
-  double best_rate_ = 0;
+  uint64_t budget_;       // in force
+  uint64_t base_budget_;  // the best budget measured so far
+  double base_rate_ = 0;  // its latest throughput, bytes/s
+  bool settling_ = true;  // the first epoch includes connection start-up
+  unsigned epochs_held_ = 0;
+  unsigned hold_epochs_ = 0;
   uint64_t epoch_bytes_ = 0;
   Clock::time_point epoch_start_;
 };

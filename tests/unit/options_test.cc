@@ -51,7 +51,7 @@ TEST(OptionsTest, Defaults) {
   EXPECT_TRUE(options.extents);
   EXPECT_EQ(options.progress, ProgressMode::kNone);
   EXPECT_EQ(options.progress_fd, -1);
-  EXPECT_EQ(options.request_size, 256u * 1024);
+  EXPECT_EQ(options.request_size, 1024u * 1024);
   EXPECT_EQ(options.queue_size, 16u * 1024 * 1024);
   EXPECT_EQ(options.requests, 64u);
   EXPECT_EQ(options.sparse_size, 4096u);
