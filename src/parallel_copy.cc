@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <deque>
+#include <functional>
 #include <mutex>
 #include <thread>
 
@@ -128,8 +129,11 @@ class SharedState {
 
 class Worker {
  public:
-  Worker(SharedState& shared, Endpoint& source, Endpoint& destination)
-      : shared_(shared),
+  // on_first_data (optional) runs once, when this worker first meets data.
+  Worker(SharedState& shared, Endpoint& source, Endpoint& destination,
+         std::function<void()> on_first_data = nullptr)
+      : on_first_data_(std::move(on_first_data)),
+        shared_(shared),
         plan_(shared.plan),
         source_(source),
         destination_(destination),
@@ -177,6 +181,9 @@ class Worker {
         if (map_done_) return;
         map_done_ = !shared_.map.TakeBatch(source_, plan_.use_extents, batch_size_, &pieces_);
         continue;
+      }
+      if (on_first_data_ && !pieces_.front().zero) {
+        std::exchange(on_first_data_, nullptr)();
       }
       Extent piece = pieces_.front();
       if (piece.zero) {
@@ -352,6 +359,7 @@ class Worker {
     }
   }
 
+  std::function<void()> on_first_data_;
   SharedState& shared_;
   const CopyPlan& plan_;
   Endpoint& source_;
@@ -378,17 +386,22 @@ Status ParallelCopy(const CopyPlan& plan, Endpoint& source, Endpoint& destinatio
                     Progress& progress, Blkhash* blkhash, CopyStats* stats) {
   SharedState shared(plan, *source.info().size, blkhash, progress);
   {
+    // Other workers start only once there is data to move: an image of
+    // holes and zeroes is done by one connection before a second could
+    // finish its handshake.
     std::vector<std::jthread> helpers;
-    for (unsigned i = 1; i < plan.connections; ++i) {
-      helpers.emplace_back([&shared, &source, &destination] {
-        auto source_connection = source.Connect();
-        if (!source_connection.ok()) return;
-        auto destination_connection = destination.Connect();
-        if (!destination_connection.ok()) return;
-        Worker(shared, **source_connection, **destination_connection).Run();
-      });
-    }
-    Worker(shared, source, destination).Run();
+    auto start_helpers = [&] {
+      for (unsigned i = 1; i < plan.connections; ++i) {
+        helpers.emplace_back([&shared, &source, &destination] {
+          auto source_connection = source.Connect();
+          if (!source_connection.ok()) return;
+          auto destination_connection = destination.Connect();
+          if (!destination_connection.ok()) return;
+          Worker(shared, **source_connection, **destination_connection).Run();
+        });
+      }
+    };
+    Worker(shared, source, destination, start_helpers).Run();
   }  // joins the helpers
   if (stats != nullptr) *stats = shared.stats;
   if (shared.failed()) return shared.first_error();

@@ -29,9 +29,9 @@ struct CopyStats {
 };
 
 // Copies the source to the destination with plan.connections workers.
-// The first worker uses the endpoints given and starts at once; each other
-// worker opens its own connections (Connect()) in its own thread, so
-// handshakes overlap with copying. A worker that cannot connect leaves the
+// The first worker uses the endpoints given and starts at once; the others
+// start when it first meets data, each opening its own connections
+// (Connect()) in its own thread, so handshakes overlap with copying. A worker that cannot connect leaves the
 // work to the others. With multi-conn one flush covers every connection's
 // completed writes, so plan.flush flushes the given destination once, after
 // every worker has finished. With blkhash, every block of the source is
