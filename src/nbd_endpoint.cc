@@ -68,7 +68,7 @@ Result<std::unique_ptr<NbdEndpoint>> NbdEndpoint::Connect(const EndpointSpec& sp
   if (nbd_set_debug(h, debug) == -1 || (debug && nbd_set_debug_callback(h, print_debug) == -1) ||
       nbd_set_handle_name(h, role == Role::kSource ? "src" : "dst") == -1 ||
       nbd_set_uri_allow_local_file(h, true) == -1 ||
-      (role == Role::kSource && nbd_add_meta_context(h, kBaseAllocation) == -1)) {
+      nbd_add_meta_context(h, kBaseAllocation) == -1) {
     return Status::Error(name + ": " + LibnbdError(), nbd_get_errno());
   }
   int rc;
@@ -94,7 +94,8 @@ Result<std::unique_ptr<NbdEndpoint>> NbdEndpoint::Connect(const EndpointSpec& sp
   info.can_flush = nbd_can_flush(h) == 1;
   // A server started by "[ CMD ]" listens on a socket only libnbd holds.
   info.can_multi_conn = spec.kind != EndpointKind::kCommand && nbd_can_multi_conn(h) == 1;
-  info.can_extents = role == Role::kSource && nbd_can_meta_context(h, kBaseAllocation) == 1;
+  // Destinations too: --verify reads them back.
+  info.can_extents = nbd_can_meta_context(h, kBaseAllocation) == 1;
   int64_t preferred = nbd_get_block_size(h, LIBNBD_SIZE_PREFERRED);
   if (preferred >= 512) info.preferred_block_size = static_cast<uint32_t>(preferred);
   return endpoint;

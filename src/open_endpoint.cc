@@ -28,14 +28,21 @@ Result<std::unique_ptr<Endpoint>> OpenLocal(const std::string& path, Role role) 
   if (role == Role::kSource) {
     flags |= O_RDONLY;
   } else {
-    flags |= O_WRONLY;
+    // Read and write, so --verify can read the copy back.
+    flags |= O_RDWR;
     struct stat existing;
     if (stat(path.c_str(), &existing) == -1) {
       if (errno != ENOENT) return Status::FromErrno(path, errno);
       flags |= O_CREAT;
+    } else if (S_ISFIFO(existing.st_mode) || S_ISCHR(existing.st_mode) ||
+               S_ISSOCK(existing.st_mode)) {
+      flags = (flags & ~O_RDWR) | O_WRONLY;  // a FIFO opened O_RDWR would not block
     }
   }
   UniqueFd fd(open(path.c_str(), flags, 0666));
+  if (!fd.valid() && errno == EACCES && (flags & O_RDWR)) {  // write-only file
+    fd.reset(open(path.c_str(), (flags & ~O_RDWR) | O_WRONLY, 0666));
+  }
   if (!fd.valid()) return Status::FromErrno(path, errno);
   struct stat st;
   if (fstat(fd.get(), &st) == -1) return Status::FromErrno(path, errno);

@@ -30,6 +30,7 @@ enum class Id {
   kTargetIsZero,
   kThreads,
   kVerbose,
+  kVerify,
   kVersion,
   kLongOptions,
   kShortOptions,
@@ -49,7 +50,7 @@ struct OptionInfo {
 };
 
 // In --long-options order, which also gives the --short-options order.
-constexpr std::array<OptionInfo, 20> kOptionTable = {{
+constexpr std::array<OptionInfo, 21> kOptionTable = {{
     {Id::kHelp, "help", '\0', Arg::kNone, true},
     {Id::kAllocated, "allocated", '\0', Arg::kNone, true},
     {Id::kBlkhash, "blkhash", '\0', Arg::kOptional, true},
@@ -67,6 +68,7 @@ constexpr std::array<OptionInfo, 20> kOptionTable = {{
     {Id::kTargetIsZero, "target-is-zero", '\0', Arg::kNone, true},
     {Id::kThreads, "threads", 'T', Arg::kRequired, true},
     {Id::kVerbose, "verbose", 'v', Arg::kNone, true},
+    {Id::kVerify, "verify", '\0', Arg::kNone, true},
     {Id::kVersion, "version", 'V', Arg::kNone, true},
     {Id::kLongOptions, "long-options", '\0', Arg::kNone, false},
     {Id::kShortOptions, "short-options", '\0', Arg::kNone, false},
@@ -195,6 +197,9 @@ Result<BlkhashSpec> ParseBlkhash(const std::string& text) {
   if (!std::has_single_bit(*size)) {
     return Status::Error("--blkhash: block size must be a power of 2: " + Quoted(size_text));
   }
+  if (*size > kMaxRequestSize) {
+    return Status::Error("--blkhash: block size must be at most 32M: " + Quoted(size_text));
+  }
   spec.block_size = *size;
   return spec;
 }
@@ -244,6 +249,9 @@ Status Apply(const Occurrence& occurrence, CommandLine* command_line) {
       break;
     case Id::kVerbose:
       options.verbose = true;
+      break;
+    case Id::kVerify:
+      options.verify = true;
       break;
     case Id::kBlkhashFile:
       options.blkhash_file = value;
@@ -472,6 +480,7 @@ Usage:
           [--queue-size=N] [--request-size=N] [-R N|--requests=N]
           [-S N|--sparse=N] [--synchronous] [-T N|--threads=N]
           [-v|--verbose] [--blkhash[=ALGO[/SIZE]]] [--blkhash-file=FILE]
+          [--verify]
           SOURCE DESTINATION
 
   SOURCE, DESTINATION := - | FILE | DEVICE | NBD-URI | [ CMD ARGS ... ]
@@ -512,6 +521,8 @@ Options:
   --blkhash[=ALGO[/SIZE]]  print a blkhash checksum of the copied data; ALGO is
                            md5, sha1, sha256 or sha512 (default: sha256/64K)
   --blkhash-file=FILE      write the checksum to FILE (default: stdout)
+  --verify                 after copying, read the destination back and check
+                           that its blkhash matches the source's
   --help                   print this help and exit
   -V, --version            print the version and exit
   --long-options, --short-options

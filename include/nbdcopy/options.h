@@ -42,6 +42,7 @@ struct Options {
   bool verbose = false;
   std::optional<BlkhashSpec> blkhash;
   std::optional<std::string> blkhash_file;
+  bool verify = false;  // read the destination back and compare blkhash digests
 
   // Each operand is its words: one word, or "[", CMD, ARGS..., "]".
   std::vector<std::string> source;

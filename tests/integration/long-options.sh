@@ -22,6 +22,7 @@ cat >"$T/want.txt" <<'LIST'
 --target-is-zero
 --threads
 --verbose
+--verify
 --version
 LIST
 "$NBDCOPY" --long-options >"$T/got.txt" 2>"$T/err.txt" || fail "--long-options exited non-zero"

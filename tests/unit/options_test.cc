@@ -73,6 +73,8 @@ TEST(OptionsTest, Flags) {
   EXPECT_TRUE(ParseOk({"--synchronous", "a", "b"}).synchronous);
   EXPECT_TRUE(ParseOk({"-v", "a", "b"}).verbose);
   EXPECT_TRUE(ParseOk({"--verbose", "a", "b"}).verbose);
+  EXPECT_FALSE(ParseOk({"a", "b"}).verify);
+  EXPECT_TRUE(ParseOk({"--verify", "a", "b"}).verify);
   EXPECT_TRUE(ParseOk({"-v", "--verbose", "a", "b"}).verbose);  // repeats are fine
 }
 
@@ -279,6 +281,7 @@ TEST(OptionsTest, EveryRejectionNamesTheOptionAndReason) {
        "--blkhash: unknown algorithm '' (expected md5, sha1, sha256 or sha512)"},
       {{"--blkhash=sha1/3000", "a", "b"}, "--blkhash: block size must be a power of 2: '3000'"},
       {{"--blkhash=sha1/0", "a", "b"}, "--blkhash: block size must be a power of 2: '0'"},
+      {{"--blkhash=sha1/64M", "a", "b"}, "--blkhash: block size must be at most 32M: '64M'"},
       {{"--blkhash=sha1/", "a", "b"}, "--blkhash: empty size"},
       {{"--blkhash=md5/big", "a", "b"}, "--blkhash: not a size: 'big'"},
       {{"--blkhash=", "a", "b"}, "--blkhash: missing value after '='"},
@@ -348,7 +351,7 @@ TEST(OptionsTest, LongOptionsTextIsExact) {
             "--help\n--allocated\n--blkhash\n--blkhash-file\n--connections\n"
             "--destination-is-zero\n--flush\n--no-extents\n--progress\n--queue-size\n"
             "--request-size\n--requests\n--sparse\n--synchronous\n--target-is-zero\n"
-            "--threads\n--verbose\n--version\n");
+            "--threads\n--verbose\n--verify\n--version\n");
 }
 
 TEST(OptionsTest, ShortOptionsTextIsExact) {

@@ -1,0 +1,195 @@
+#include "nbdcopy/copy_job.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+
+#include "nbdcopy/blkhash.h"
+#include "nbdcopy/copy_plan.h"
+#include "nbdcopy/endpoint_spec.h"
+#include "nbdcopy/local_endpoints.h"
+#include "nbdcopy/open_endpoint.h"
+#include "nbdcopy/parallel_copy.h"
+#include "nbdcopy/prefix_endpoint.h"
+#include "nbdcopy/progress.h"
+#include "nbdcopy/sync_copy.h"
+#include "nbdcopy/unique_fd.h"
+
+namespace nbdcopy {
+
+namespace {
+
+// Copying a file onto itself would destroy it when the destination is
+// truncated, before a single byte is read.
+Status CheckNotSameFile(const EndpointSpec& source, const EndpointSpec& destination) {
+  if (source.kind != EndpointKind::kLocalPath || destination.kind != EndpointKind::kLocalPath) {
+    return Status::Ok();
+  }
+  struct stat a, b;
+  if (stat(source.text.c_str(), &a) == 0 && stat(destination.text.c_str(), &b) == 0 &&
+      S_ISREG(a.st_mode) && a.st_dev == b.st_dev && a.st_ino == b.st_ino) {
+    return Status::Error(destination.text + ": source and destination are the same file");
+  }
+  return Status::Ok();
+}
+
+// Everything about the command line that can be refused before any
+// endpoint is opened.
+Status CheckOptions(const Options& options, const EndpointSpec& destination) {
+  if (options.progress == ProgressMode::kFd && fcntl(options.progress_fd, F_GETFD) == -1) {
+    return Status::Error(fmt::format("--progress={}: not an open file descriptor",
+                                     options.progress_fd));
+  }
+  bool hashing = options.blkhash.has_value();
+  if (options.blkhash_file && !hashing) {
+    return Status::Error("--blkhash-file: needs --blkhash");
+  }
+  if (hashing && !options.blkhash_file && destination.kind == EndpointKind::kStdio) {
+    return Status::Error("--blkhash: the digest would be mixed into the data on stdout; "
+                         "use --blkhash-file");
+  }
+  if (options.verify &&
+      (destination.kind == EndpointKind::kNull || destination.kind == EndpointKind::kStdio)) {
+    return Status::Error("--verify: " + destination.text + " cannot be read back");
+  }
+  return Status::Ok();
+}
+
+void PrintStats(const CopyStats& stats) {
+  std::fprintf(stderr,
+               "nbdcopy: workers=%u max_requests_in_flight=%u max_bytes_in_flight=%llu "
+               "read=%llu written=%llu zeroed=%llu skipped=%llu\n",
+               stats.workers, stats.max_requests_in_flight,
+               static_cast<unsigned long long>(stats.max_bytes_in_flight),
+               static_cast<unsigned long long>(stats.bytes_read),
+               static_cast<unsigned long long>(stats.bytes_written),
+               static_cast<unsigned long long>(stats.bytes_zeroed),
+               static_cast<unsigned long long>(stats.bytes_skipped));
+}
+
+// Runs the right engine; returns the source's digest when hashing.
+Result<std::string> CopyAndHash(const Options& options, const CopyPlan& plan, Endpoint& source,
+                                Endpoint& destination, Progress& progress,
+                                const BlkhashSpec* hash_spec, uint64_t* length) {
+  std::unique_ptr<Blkhash> hash;
+  if (hash_spec != nullptr) {
+    auto created = Blkhash::Create(*hash_spec);
+    if (!created.ok()) return created.status();
+    hash = std::move(created).value();
+  }
+  if (plan.synchronous) {
+    std::optional<SequentialBlkhash> sequential;
+    if (hash) sequential.emplace(*hash);
+    Status status = SyncCopy(plan, source, destination, progress,
+                             sequential ? &*sequential : nullptr, length);
+    if (!status.ok()) return status;
+    if (!sequential) return std::string();
+    return sequential->Finish();
+  }
+  CopyStats stats;
+  Status status = ParallelCopy(plan, source, destination, progress, hash.get(), &stats);
+  if (options.verbose) PrintStats(stats);
+  if (!status.ok()) return status;
+  *length = *source.info().size;
+  if (!hash) return std::string();
+  return hash->Finish(*length);
+}
+
+// Reads the first `length` bytes of the destination back and hashes them.
+Result<std::string> HashDestination(const Options& options, const CopyPlan& copy_plan,
+                                    Endpoint& destination, uint64_t length,
+                                    const BlkhashSpec& spec) {
+  PrefixEndpoint image(destination, length);
+  NullEndpoint discard;
+  CopyPlan plan = copy_plan;
+  plan.flush = false;
+  plan.skip_zero_ranges = false;
+  plan.use_extents = destination.info().can_extents;
+  plan.sparse_size = 0;  // nothing is written
+  plan.synchronous = false;
+  Progress silent(ProgressMode::kNone, -1, length);
+  uint64_t hashed = 0;
+  return CopyAndHash(options, plan, image, discard, silent, &spec, &hashed);
+}
+
+Status WriteDigest(const Options& options, const std::string& digest) {
+  std::string line = digest + "\n";
+  if (!options.blkhash_file) {
+    if (std::fwrite(line.data(), 1, line.size(), stdout) != line.size() ||
+        std::fflush(stdout) != 0) {
+      return Status::FromErrno("--blkhash: stdout", errno);
+    }
+    return Status::Ok();
+  }
+  const std::string& path = *options.blkhash_file;
+  UniqueFd fd(open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666));
+  if (!fd.valid() || write(fd.get(), line.data(), line.size()) != static_cast<ssize_t>(line.size())) {
+    return Status::FromErrno("--blkhash-file: " + path, errno);
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status RunCopy(const Options& options) {
+  Result<EndpointSpec> source_spec = ClassifyEndpoint(options.source, Role::kSource);
+  if (!source_spec.ok()) return source_spec.status();
+  Result<EndpointSpec> destination_spec = ClassifyEndpoint(options.destination, Role::kDestination);
+  if (!destination_spec.ok()) return destination_spec.status();
+  if (Status status = CheckOptions(options, *destination_spec); !status.ok()) return status;
+  if (Status status = CheckNotSameFile(*source_spec, *destination_spec); !status.ok()) {
+    return status;
+  }
+
+  OpenFlags flags{.debug = options.verbose};
+  // The source first: if it cannot be opened the destination is never touched.
+  auto source = OpenEndpoint(*source_spec, Role::kSource, flags);
+  if (!source.ok()) return source.status();
+  auto destination = OpenEndpoint(*destination_spec, Role::kDestination, flags);
+  if (!destination.ok()) return destination.status();
+  if (options.verify && (*destination)->info().sequential) {
+    return Status::Error("--verify: " + (*destination)->name() + " cannot be read back");
+  }
+
+  Result<CopyPlan> plan = MakeCopyPlan(options, **source, **destination);
+  if (!plan.ok()) return plan.status();
+  if (Status status = PrepareDestination(options, **source, **destination, &*plan);
+      !status.ok()) {
+    return status;
+  }
+  if (options.verbose) std::fputs(DescribeCopy(*plan, **source, **destination).c_str(), stderr);
+
+  // --verify without --blkhash compares with the default settings.
+  std::optional<BlkhashSpec> hash_spec = options.blkhash;
+  if (options.verify && !hash_spec) hash_spec.emplace();
+
+  Progress progress(options.progress, options.progress_fd, (*source)->info().size);
+  progress.Start();
+  uint64_t length = 0;
+  Result<std::string> digest = CopyAndHash(options, *plan, **source, **destination, progress,
+                                           hash_spec ? &*hash_spec : nullptr, &length);
+  if (!digest.ok()) return digest.status();
+
+  if (options.verify) {
+    Result<std::string> copied =
+        HashDestination(options, *plan, **destination, length, *hash_spec);
+    if (!copied.ok()) return copied.status().WithPrefix("--verify");
+    if (options.verbose) {
+      std::fprintf(stderr, "nbdcopy: verify: source %s\nnbdcopy: verify: destination %s\n",
+                   digest->c_str(), copied->c_str());
+    }
+    if (*copied != *digest) {
+      return Status::Error(fmt::format(
+          "--verify: {}: the destination does not match the source (blkhash {} differs from {})",
+          (*destination)->name(), *copied, *digest));
+    }
+  }
+  progress.Finish();
+  if (options.blkhash) return WriteDigest(options, *digest);
+  return Status::Ok();
+}
+
+}  // namespace nbdcopy
