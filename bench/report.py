@@ -4,7 +4,8 @@ docs/performance.md.  Standard library only; plots are drawn by gnuplot.
 
 Usage: report.py RAWDIR OUTDIR
   RAWDIR holds what run.sh wrote: meta.txt, version-*.txt, W.json (hyperfine),
-  W.cmds, W.check, W.LABEL.rss, W.LABEL.stats, W.size, sweep-W-PARAM.json.
+  W.cmds, W.check, W.LABEL.rss, W.LABEL.stats, W.size, sweep-W-PARAM.json,
+  blkhash-shell.json.
   OUTDIR receives performance.md, bench-requests.png, bench-queue-size.png.
 The tables and the target list are also printed on stdout.
 """
@@ -25,6 +26,28 @@ STRESSES = {
     "readnull": "the read-only limit (no qemu-img equivalent)",
 }
 PEERS = ["nbdcopy", "qemu-img"]
+
+# Checksum workloads (their own section, table and targets).
+HASH_WORKLOADS = ["blkhash-pattern", "blkhash-sparse", "blkhash-zero", "blkhash-copy"]
+HASH_STRESSES = {
+    "blkhash-pattern": "all data: the cost of hashing every byte",
+    "blkhash-sparse": "10% data: extents, only the data is read and hashed",
+    "blkhash-zero": "no data at all: nothing needs to be read",
+    "blkhash-copy": "checksum while copying (pattern → nbdkit memory, --flush)",
+}
+HASH_LABELS = {  # label -> what the table shows
+    "blkhash": "(a) ours --blkhash SRC null:",
+    "sha256sum": "(b) ours SRC - | sha256sum",
+    "nbdcopy": "(c) /usr/bin/nbdcopy SRC null: (no hash)",
+    "ours-null": "(d) ours SRC null: (no hash)",
+    "ours-blkhash": "ours --blkhash --blkhash-file=/dev/null",
+    "ours": "ours (no hash)",
+}
+HASH_ORDER = ["blkhash", "sha256sum", "nbdcopy", "ours-null", "ours-blkhash", "ours"]
+HASH_BASE = {"blkhash-copy": "ours"}   # the base of the "/ base" column; else ours-null
+BLKHASH_VS_NULL = 1.15     # blkhash-pattern: (a) <= 1.15 x (d)
+BLKHASH_VS_SHA256SUM = 10  # blkhash-sparse, blkhash-zero: (a) at least 10x faster than (b)
+BLKHASH_COPY = 1.10        # blkhash-copy: with --blkhash <= 1.10 x without
 WALL_FACTOR = 0.8        # ours wall <= 0.8 x the faster peer
 PATTERN_VS_READNULL = 1.15
 RSS_LIMIT_MIB = 40
@@ -58,9 +81,36 @@ def stats_coverage(path):
     return total
 
 
-def load_workload(raw, w):
+def load_rows(raw, w):
+    """The hyperfine results of W: {label: row}, without the checks."""
     data = read(os.path.join(raw, f"{w}.json"))
     if data is None:
+        return None
+    rows = {}
+    for r in json.loads(data)["results"]:
+        label = r["command"]
+        times = r.get("times") or [r["mean"]]
+        codes = r.get("exit_codes") or []
+        rss = read(os.path.join(raw, f"{w}.{label}.rss"))
+        rss_kib = None
+        if rss:
+            nums = [ln for ln in rss.split() if ln.isdigit()]
+            rss_kib = int(nums[-1]) if nums else None
+        rows[label] = {
+            "wall": statistics.median(times),
+            "cpu": r["user"] + r["system"],
+            "user": r["user"],
+            "system": r["system"],
+            "rss_mib": rss_kib / 1024 if rss_kib is not None else None,
+            "failed": any(c != 0 for c in codes if c is not None),
+            "runs": len(times),
+        }
+    return rows
+
+
+def load_workload(raw, w):
+    rows = load_rows(raw, w)
+    if rows is None:
         return None
     size_mib = int((read(os.path.join(raw, f"{w}.size"), "0") or "0").strip() or 0)
     cmds, servers = {}, []
@@ -75,25 +125,7 @@ def load_workload(raw, w):
         fields = line.split("\t")
         if len(fields) >= 3:
             checks[fields[0]] = fields[1:]
-    rows = {}
-    for r in json.loads(data)["results"]:
-        label = r["command"]
-        times = r.get("times") or [r["mean"]]
-        codes = r.get("exit_codes") or []
-        rss = read(os.path.join(raw, f"{w}.{label}.rss"))
-        rss_kib = None
-        if rss:
-            nums = [ln for ln in rss.split() if ln.isdigit()]
-            rss_kib = int(nums[-1]) if nums else None
-        row = {
-            "wall": statistics.median(times),
-            "cpu": r["user"] + r["system"],
-            "user": r["user"],
-            "system": r["system"],
-            "rss_mib": rss_kib / 1024 if rss_kib is not None else None,
-            "failed": any(c != 0 for c in codes if c is not None),
-            "runs": len(times),
-        }
+    for label, row in rows.items():
         chk = checks.get(label)
         note = "?"
         ok = False
@@ -115,7 +147,6 @@ def load_workload(raw, w):
                 if alloc:
                     note += f", {int(alloc) / 2**20:.0f} MiB allocated"
         row["check"], row["check_ok"] = note, ok
-        rows[label] = row
     return {"rows": rows, "cmds": cmds, "servers": servers, "size_mib": size_mib}
 
 
@@ -209,6 +240,125 @@ def targets(results):
     return out
 
 
+def load_hash_workload(raw, w):
+    """A blkhash-* workload: hyperfine rows plus the checks of run.sh's hash_check
+    (W.check lines: LABEL RC NOTE OK)."""
+    rows = load_rows(raw, w)
+    if rows is None:
+        return None
+    wl = {"rows": rows, "cmds": {}, "servers": [],
+          "size_mib": int((read(os.path.join(raw, f"{w}.size"), "0") or "0").strip() or 0)}
+    for line in (read(os.path.join(raw, f"{w}.cmds"), "") or "").splitlines():
+        label, _, cmd = line.partition("\t")
+        if label == "server":
+            wl["servers"].append(cmd)
+        else:
+            wl["cmds"][label] = cmd
+    checks = {}
+    for line in (read(os.path.join(raw, f"{w}.check"), "") or "").splitlines():
+        fields = line.split("\t")
+        if len(fields) >= 4:
+            checks[fields[0]] = (fields[2], fields[3] == "1")
+    for label, row in rows.items():
+        row["check"], row["check_ok"] = checks.get(label, ("not checked", False))
+    return wl
+
+
+def hash_base(w):
+    return HASH_BASE.get(w, "ours-null")
+
+
+def hash_table(hresults):
+    """One table for all the checksum workloads."""
+    out = ["| workload | command | median wall | CPU (user+sys) | peak RSS | wall / base "
+           "| throughput | check |",
+           "|---|---|---:|---:|---:|---:|---:|---|"]
+    for w in HASH_WORKLOADS:
+        wl = hresults.get(w)
+        if not wl:
+            continue
+        rows = wl["rows"]
+        base = rows.get(hash_base(w))
+        first = True
+        for label in HASH_ORDER:
+            if label not in rows:
+                continue
+            r = rows[label]
+            name = HASH_LABELS.get(label, label)
+            if label == hash_base(w):
+                name += " = base"
+            if r["failed"]:
+                name += " (FAILED)"
+            ratio = r["wall"] / base["wall"] if base and not base["failed"] else None
+            rss = f"{r['rss_mib']:.1f} MiB" if r["rss_mib"] is not None else "—"
+            check = r["check"] if r["check_ok"] else f"**{r['check']}**"
+            wcell = f"{w} ({wl['size_mib']} MiB)" if first else ""
+            out.append(f"| {wcell} | {name} "
+                       f"| {fmt_time(r['wall'])} | {fmt_time(r['cpu'])} "
+                       f"({fmt_time(r['user'])} + {fmt_time(r['system'])}) | {rss} "
+                       f"| {fmt_ratio(ratio)} | {wl['size_mib'] / r['wall']:.0f} MiB/s "
+                       f"| {check} |")
+            first = False
+    return out
+
+
+def hash_targets(hresults):
+    out = []
+
+    def row(w, label):
+        wl = hresults.get(w)
+        return wl["rows"].get(label) if wl else None
+
+    def trouble(*named):
+        """Why a comparison cannot pass: a failed command or a failed check."""
+        why = []
+        for label, r in named:
+            if r["failed"]:
+                why.append(f"{label} failed")
+            elif not r["check_ok"]:
+                why.append(f"{label}: {r['check']}")
+        return "" if not why else " — " + "; ".join(why)
+
+    a, d = row("blkhash-pattern", "blkhash"), row("blkhash-pattern", "ours-null")
+    if a and d:
+        why = trouble(("(a)", a), ("(d)", d))
+        ratio = a["wall"] / d["wall"]
+        out.append((not why and ratio <= BLKHASH_VS_NULL,
+                    f"blkhash-pattern: (a) --blkhash ≤ {BLKHASH_VS_NULL} × (d) plain read to "
+                    f"null: {fmt_time(a['wall'])} vs {fmt_time(d['wall'])} ({ratio:.2f}×){why}"))
+    for w in ("blkhash-sparse", "blkhash-zero"):
+        a, b = row(w, "blkhash"), row(w, "sha256sum")
+        if a and b:
+            why = trouble(("(a)", a), ("(b)", b))
+            speedup = b["wall"] / a["wall"]
+            out.append((not why and speedup >= BLKHASH_VS_SHA256SUM,
+                        f"{w}: (a) --blkhash ≥ {BLKHASH_VS_SHA256SUM}× faster than (b) "
+                        f"| sha256sum: {fmt_time(a['wall'])} vs {fmt_time(b['wall'])} "
+                        f"({speedup:.1f}× faster){why}"))
+    w_, wo = row("blkhash-copy", "ours-blkhash"), row("blkhash-copy", "ours")
+    if w_ and wo:
+        why = trouble(("with", w_), ("without", wo))
+        ratio = w_["wall"] / wo["wall"]
+        out.append((not why and ratio <= BLKHASH_COPY,
+                    f"blkhash-copy: with --blkhash ≤ {BLKHASH_COPY} × without: "
+                    f"{fmt_time(w_['wall'])} vs {fmt_time(wo['wall'])} ({ratio:.2f}×){why}"))
+    for w in HASH_WORKLOADS:
+        label, what = (("ours-blkhash", "the copy with --blkhash") if w == "blkhash-copy"
+                       else ("blkhash", "(a)"))
+        r = row(w, label)
+        if r:
+            out.append((r["check_ok"], f"{w}: check of {what}: {r['check']}"))
+    return out
+
+
+def shell_overhead(raw):
+    data = read(os.path.join(raw, "blkhash-shell.json"))
+    if data is None:
+        return None
+    r = json.loads(data)["results"][0]
+    return statistics.median(r.get("times") or [r["mean"]])
+
+
 def sweep(raw, w, param):
     data = read(os.path.join(raw, f"sweep-{w}-{param}.json"))
     size = int((read(os.path.join(raw, f"{w}.size"), "0") or "0").strip() or 0)
@@ -274,6 +424,58 @@ def sweep_table(param, xs, sweeps, unit):
     return out
 
 
+def checksum_section(hresults, hlist, shell, meta, tidy):
+    md = ["## Checksums", "",
+          "`--blkhash` prints the blkhash digest (sha256, 64 KiB blocks) of the data read. "
+          "On a source alone, `nbdcopy --blkhash SRC null:` hashes the data blocks in the "
+          "workers and never reads zero extents. Each workload is one hyperfine run "
+          f"(`-N`, {meta.get('runs', '?')} runs after {meta.get('warmup', '?')} warm-up) "
+          "with these commands side by side:", "",
+          "- **(a)** ours `--blkhash SRC null:`: the checksum;",
+          "- **(b)** ours `SRC -` piped into `sha256sum`: the classic checksum, every byte "
+          "through a pipe (a plain sha256, so a different digest); the only command run "
+          "through a shell, `bash -c 'set -o pipefail; …'`"
+          + (f" — bash and the pipe by themselves take {fmt_time(shell)} "
+             "(`bash -c 'set -o pipefail; true | sha256sum'`), noise next to the read"
+             if shell is not None else "")
+          + "; its CPU includes nbdcopy, bash and sha256sum;",
+          "- **(c)** `/usr/bin/nbdcopy SRC null:`: a plain read without a hash, all that "
+          "upstream 1.14 can do;",
+          "- **(d)** ours `SRC null:` without `--blkhash`: the plain read, the base of the "
+          "overhead target.", "",
+          "blkhash-copy copies into an nbdkit memory server with `--flush`, with "
+          "`--blkhash --blkhash-file=/dev/null` and without.", "",
+          "**check**: one extra run per command outside the timing (peak RSS with "
+          "`/usr/bin/time`); the digest of (a) and of the copy with `--blkhash` must equal "
+          "ours with `--synchronous --blkhash SRC null:` (one thread, synchronous requests: "
+          "another code path); on blkhash-zero both must also equal the digest computed from "
+          "the definition; the copy's destination is checked with `qemu-img compare`. "
+          "**wall / base**: against (d), or against the copy without `--blkhash`.", "",
+          "```sh"]
+    for w in HASH_WORKLOADS:
+        wl = hresults.get(w)
+        if not wl:
+            continue
+        md += [f"# {w}: {HASH_STRESSES[w]}"]
+        md += [f"#   server: {tidy(srv)}" for srv in wl["servers"]]
+        for label in HASH_ORDER:
+            if label in wl["cmds"]:
+                md += [f"# {HASH_LABELS.get(label, label)}:", tidy(wl["cmds"][label])]
+        md += [""]
+    if md[-1] == "":
+        md.pop()
+    md += ["```", ""]
+    md += hash_table(hresults) + [""]
+    md += ["### Checksum targets", "",
+           f"On blkhash-pattern, (a) ≤ {BLKHASH_VS_NULL} × (d); on blkhash-sparse and "
+           f"blkhash-zero, (a) at least {BLKHASH_VS_SHA256SUM}× faster than (b); a copy with "
+           f"`--blkhash` ≤ {BLKHASH_COPY} × the copy without; every digest check passes.", ""]
+    md += [f"- {'PASS' if ok else '**FAIL**'}: {text}" for ok, text in hlist]
+    hpass = sum(1 for ok, _ in hlist if ok)
+    md += ["", f"{hpass} of {len(hlist)} checksum targets met.", ""]
+    return md
+
+
 def main():
     if len(sys.argv) != 3:
         sys.exit(__doc__)
@@ -293,6 +495,9 @@ def main():
 
     results = {w: wl for w in WORKLOADS if (wl := load_workload(raw, w))}
     tlist = targets(results)
+    hresults = {w: wl for w in HASH_WORKLOADS if (wl := load_hash_workload(raw, w))}
+    hlist = hash_targets(hresults)
+    shell = shell_overhead(raw)
 
     # --- terminal output ---
     ours_path = tidy(meta.get("ours", "?"))
@@ -306,6 +511,20 @@ def main():
         print(f"{'PASS' if ok else 'FAIL'}  {text}")
     npass = sum(1 for ok, _ in tlist if ok)
     print(f"\n{npass} passed, {len(tlist) - npass} failed")
+    hpass = sum(1 for ok, _ in hlist if ok)
+    if hresults:
+        print("\n## Checksums\n")
+        print("\n".join(hash_table(hresults)))
+        if shell is not None:
+            print(f"\nshell + pipe overhead of (b) alone: {fmt_time(shell)}")
+        print("\n## Checksum targets\n")
+        for ok, text in hlist:
+            print(f"{'PASS' if ok else 'FAIL'}  {text}")
+        print(f"\n{hpass} passed, {len(hlist) - hpass} failed")
+        for w, wl in hresults.items():
+            for label, r in wl["rows"].items():
+                if r["check"].startswith("MISMATCH"):
+                    print(f"\n!!! MISMATCH on {w} ({label}): {r['check']}")
 
     # --- sweeps + plots ---
     sweeps = {}
@@ -382,6 +601,8 @@ def main():
            "within 1.15 × readnull wall (ours); peak RSS at default settings ≤ 40 MiB.", ""]
     md += [f"- {'PASS' if ok else '**FAIL**'}: {text}" for ok, text in tlist]
     md += ["", f"{npass} of {len(tlist)} targets met.", ""]
+    if hresults:
+        md += checksum_section(hresults, hlist, shell, meta, tidy)
     if sweeps:
         md += ["## Sweeps (ours)", "",
                f"Throughput = size / median wall ({meta.get('sweep_runs', '?')} runs per point after "

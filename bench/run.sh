@@ -4,6 +4,7 @@
 # Usage: bench/run.sh                       full run, writes docs/performance.md + docs/*.png
 #        QUICK=1 bench/run.sh               small sizes, smoke test (output in bench/out/quick/)
 #        NBDCOPY=/usr/bin/nbdcopy bench/run.sh   use another binary as "ours"
+#        WORKLOADS="blkhash-pattern blkhash-copy" SWEEP=0 bench/run.sh   a subset
 # Environment: see bench/README.md (NBDCOPY, QUICK, RUNS, WARMUP, SWEEP, SWEEP_RUNS,
 # WORKLOADS, OUTDIR, RAW, TMPDIR).
 set -euo pipefail
@@ -17,7 +18,8 @@ WARMUP=${WARMUP:-1}
 SWEEP=${SWEEP:-1}
 SWEEP_RUNS=${SWEEP_RUNS:-$([ "$QUICK" = 1 ] && echo 2 || echo 3)}
 SWEEP_WARMUP=${SWEEP_WARMUP:-$([ "$QUICK" = 1 ] && echo 0 || echo 1)}
-WORKLOADS=${WORKLOADS:-pattern sparse zero latency sparsefile readnull}
+WORKLOADS=${WORKLOADS:-pattern sparse zero latency sparsefile readnull \
+  blkhash-pattern blkhash-sparse blkhash-zero blkhash-copy}
 if [ "$QUICK" = 1 ]; then
   OUTDIR=${OUTDIR:-$BENCH/out/quick}
   RAW=${RAW:-$BENCH/out/quick/raw}
@@ -44,10 +46,13 @@ done
 # Sizes in MiB per workload.
 declare -A SIZE
 if [ "$QUICK" = 1 ]; then
-  SIZE=([pattern]=64 [sparse]=512 [zero]=1024 [latency]=16 [sparsefile]=128 [readnull]=64)
+  SIZE=([pattern]=64 [sparse]=512 [zero]=1024 [latency]=16 [sparsefile]=128 [readnull]=64
+    [blkhash-pattern]=64 [blkhash-sparse]=512 [blkhash-zero]=1024 [blkhash-copy]=64)
 else
-  SIZE=([pattern]=1024 [sparse]=8192 [zero]=16384 [latency]=512 [sparsefile]=2048 [readnull]=1024)
+  SIZE=([pattern]=1024 [sparse]=8192 [zero]=16384 [latency]=512 [sparsefile]=2048 [readnull]=1024
+    [blkhash-pattern]=1024 [blkhash-sparse]=8192 [blkhash-zero]=16384 [blkhash-copy]=1024)
 fi
+for w in $WORKLOADS; do [ -n "${SIZE[$w]:-}" ] || die "unknown workload $w"; done
 
 T=$(mktemp -d "${TMPDIR:-/tmp}/nbdbench.XXXXXX")
 case $T in *[[:space:]]*) die "temporary directory path must not contain spaces: $T" ;; esac
@@ -57,6 +62,9 @@ OURS_ORIG=$OURS
 mkdir "$T/bin"
 cp "$OURS_ORIG" "$T/bin/nbdcopy"
 OURS=$T/bin/nbdcopy
+# Whether ours can checksum (how virt-v2v detects it); the blkhash-* workloads need it.
+HAS_BLKHASH=0
+case $("$OURS" --help 2>&1 || true) in *--blkhash*) HAS_BLKHASH=1 ;; esac
 
 # ---- servers ----------------------------------------------------------------------
 # Every server runs on a unix socket in $T with a pidfile; all are stopped at exit.
@@ -101,25 +109,26 @@ trap 'exit 130' INT TERM
 # ---- workloads --------------------------------------------------------------------
 # setup_workload W: starts W's servers and sets
 #   SRC      source operand          DST   destination operand
-#   KIND     nbd | file | null       CMP   source to compare the destination with
+#   KIND     nbd | file | null | hash (a checksum of the source alone: DST is null:)
+#   CMP      source to compare the destination with
 #   SERVERS  the nbdkit commands (for the report)
 setup_workload() {
   local w=$1 mib=${SIZE[$1]}
   : >"$T/servers.log"
   KIND=nbd
   case $w in
-    pattern | readnull)
+    pattern | readnull | blkhash-pattern | blkhash-copy)
       start_server "$w-src" -r pattern "size=${mib}M"
       SRC=$(uri "$w-src")
       CMP=$SRC
       if [ "$w" = readnull ]; then KIND=null; DST=null:; fi
       ;;
-    sparse)
+    sparse | blkhash-sparse)
       start_server "$w-src" -r sparse-random "size=${mib}M" percent=10 seed=1
       SRC=$(uri "$w-src")
       CMP=$SRC
       ;;
-    zero)
+    zero | blkhash-zero)
       start_server "$w-src" -r null "size=${mib}M"
       SRC=$(uri "$w-src")
       CMP=$SRC
@@ -142,6 +151,7 @@ setup_workload() {
       ;;
     *) die "unknown workload $w" ;;
   esac
+  case $w in blkhash-pattern | blkhash-sparse | blkhash-zero) KIND=hash; DST=null: ;; esac
   if [ "$KIND" = nbd ]; then
     start_server "$w-dst" memory "size=${mib}M"
     DST=$(uri "$w-dst")
@@ -225,6 +235,178 @@ run_workload() {
   stop_workload "$w"
 }
 
+# ---- checksum workloads (blkhash-*) ----------------------------------------------
+# blkhash-pattern/-sparse/-zero compare, on a source alone (KIND=hash):
+#   blkhash    (a) ours --blkhash SRC null:       the checksum
+#   sha256sum  (b) ours SRC - | sha256sum         the classic way: every byte through a pipe
+#   nbdcopy    (c) /usr/bin/nbdcopy SRC null:     a plain read, no hash (all upstream 1.14 can do)
+#   ours-null  (d) ours SRC null:                 a plain read, the base of the overhead target
+# blkhash-copy copies pattern into nbdkit memory (KIND=nbd) with and without the checksum:
+#   ours-blkhash   ours --flush --blkhash --blkhash-file=DIGEST SRC DST
+#   ours           ours --flush SRC DST
+
+# shjoin ARGS...: one command line that hyperfine -N (shell-words) splits back into ARGS.
+shjoin() {
+  local a out=
+  for a; do
+    if [[ $a =~ ^[][A-Za-z0-9_/.:=+,@%?-]+$ ]]; then
+      out+="$a "
+    else
+      out+="'${a//\'/\'\\\'\'}' "
+    fi
+  done
+  printf '%s' "${out% }"
+}
+
+# hash_argv LABEL DST DIGEST: sets ARGV to LABEL's command (DIGEST: --blkhash-file of the copy).
+hash_argv() {
+  case $1 in
+    blkhash) ARGV=("$OURS" --blkhash "$SRC" null:) ;;
+    # The only command that needs a shell; pipefail so that a failing nbdcopy counts.
+    sha256sum) ARGV=(bash -c "set -o pipefail; $OURS \"$SRC\" - | sha256sum") ;;
+    nbdcopy) ARGV=("$REF" "$SRC" null:) ;;
+    ours-null) ARGV=("$OURS" "$SRC" null:) ;;
+    ours-blkhash) ARGV=("$OURS" --flush --blkhash "--blkhash-file=$3" "$SRC" "$2") ;;
+    ours) ARGV=("$OURS" --flush "$SRC" "$2") ;;
+    *) die "unknown checksum command $1" ;;
+  esac
+}
+
+is_digest() { [[ $1 =~ ^[0-9a-f]{64}$ ]]; }   # sha256, the default
+
+# blkhash (sha256/64K) of SIZE zero bytes, computed here from the definition (see
+# /work/shared/reference/blkhash.md): an independent reference for blkhash-zero.
+zero_blkhash() { # SIZE
+  python3 - "$1" <<'PY'
+import hashlib, sys
+size, block = int(sys.argv[1]), 65536
+n, rest = divmod(size, block)
+h = hashlib.sha256(hashlib.sha256(bytes(block)).digest() * n)
+if rest:
+    h.update(hashlib.sha256(bytes(rest)).digest())
+h.update(size.to_bytes(8, "little"))
+print(h.hexdigest())
+PY
+}
+
+mismatch() { # W TEXT
+  {
+    echo
+    echo "bench: ################################################################"
+    echo "bench: ### MISMATCH on $1: $2"
+    echo "bench: ################################################################"
+    echo
+  } >&2
+}
+
+# One extra run per command outside hyperfine: peak RSS, exit status, and the checks. The
+# digest of (a) (or of the copy) must equal ours with --synchronous --blkhash SRC null:
+# (one thread, synchronous requests: another code path); the copy's destination must also
+# hold the source. W.check lines: LABEL RC NOTE OK(1/0).
+hash_check() { # W LABEL...
+  local w=$1 label rc note ok dst digest ref refnote= expect=
+  shift
+  : >"$RAW/$w.check"
+  rc=0
+  "$OURS" --synchronous --blkhash "$SRC" null: >"$RAW/$w.synchronous.digest" \
+    2>"$RAW/$w.synchronous.stderr" || rc=$?
+  ref=$(head -c 200 "$RAW/$w.synchronous.digest")
+  if [ "$rc" -ne 0 ] || ! is_digest "$ref"; then
+    mismatch "$w" "ours --synchronous --blkhash failed (exit $rc, output '$ref')"
+    refnote="no reference: --synchronous exit $rc"
+    ref=
+  fi
+  if [ "$w" = blkhash-zero ]; then
+    expect=$(zero_blkhash $((${SIZE[$w]} << 20)))
+    echo "$expect" >"$RAW/$w.expected.digest"
+    if [ -n "$ref" ] && [ "$ref" != "$expect" ]; then
+      mismatch "$w" "ours --synchronous gave $ref, the definition gives $expect"
+      refnote="--synchronous ≠ expected $expect"
+      ref=
+    fi
+  fi
+  for label; do
+    dst=$DST
+    digest=/dev/null
+    case $label in blkhash | ours-blkhash) digest=$RAW/$w.$label.digest ;; esac
+    if [ "$KIND" = nbd ]; then
+      start_server verify --filter=stats memory "size=${SIZE[$w]}M" \
+        "statsfile=$RAW/$w.$label.stats"
+      dst=$(uri verify)
+    fi
+    hash_argv "$label" "$dst" "$digest"
+    rc=0
+    if [ "$label" = blkhash ]; then
+      "$TIME" -f %M -o "$RAW/$w.$label.rss" "${ARGV[@]}" >"$digest" \
+        2>"$RAW/$w.$label.stderr" || rc=$?
+    else
+      "$TIME" -f %M -o "$RAW/$w.$label.rss" "${ARGV[@]}" >"$RAW/$w.$label.stdout" \
+        2>"$RAW/$w.$label.stderr" || rc=$?
+    fi
+    note=ok ok=1
+    if [ "$rc" -ne 0 ]; then
+      note="exit $rc" ok=0
+    elif [ "$KIND" = nbd ] &&
+      ! "$QEMU_IMG" compare -q -f raw -F raw "$CMP" "$dst" >/dev/null 2>&1; then
+      note=DIFFERENT ok=0
+    elif [ "$KIND" = nbd ]; then
+      note=identical
+    fi
+    [ "$KIND" = nbd ] && stop_server verify   # writes the stats file
+    if [ "$digest" != /dev/null ] && [ "$rc" -eq 0 ]; then
+      local got
+      got=$(head -c 200 "$digest")
+      if [ -z "$ref" ]; then
+        note+=", digest unchecked ($refnote)" ok=0
+      elif [ "$got" = "$ref" ]; then
+        note+=", digest = --synchronous"
+        [ -n "$expect" ] && note+=" = definition"
+      else
+        mismatch "$w" "$label gave '$got', ours --synchronous --blkhash gave $ref"
+        note="MISMATCH: $got ≠ --synchronous $ref" ok=0
+      fi
+    fi
+    [ "$ok" = 1 ] || echo "bench: $w: $label check: $note" >&2
+    printf '%s\t%s\t%s\t%s\n' "$label" "$rc" "$note" "$ok" >>"$RAW/$w.check"
+  done
+}
+
+run_hash_workload() {
+  local w=$1 label
+  echo
+  echo "=== $w (${SIZE[$w]} MiB) ==="
+  setup_workload "$w"
+  local -a labels hf=() ARGV=()
+  if [ "$KIND" = hash ]; then
+    labels=(blkhash sha256sum nbdcopy ours-null)
+  else
+    labels=(ours-blkhash ours)
+  fi
+  : >"$RAW/$w.cmds"
+  while read -r line; do printf 'server\t%s\n' "$line" >>"$RAW/$w.cmds"; done <"$T/servers.log"
+  for label in "${labels[@]}"; do
+    hash_argv "$label" "$DST" /dev/null
+    hf+=(-n "$label" "$(shjoin "${ARGV[@]}")")
+    printf '%s\t%s\n' "$label" "$(shjoin "${ARGV[@]}")" >>"$RAW/$w.cmds"
+  done
+  hyperfine -N -i --style basic --runs "$RUNS" --warmup "$WARMUP" \
+    --export-json "$RAW/$w.json" "${hf[@]}" || echo "bench: hyperfine failed on $w" >&2
+  hash_check "$w" "${labels[@]}"
+  echo "${SIZE[$w]}" >"$RAW/$w.size"
+  stop_workload "$w"
+}
+
+# What the shell and the pipe cost command (b) by themselves: the same bash -c with nothing
+# to read.
+run_shell_overhead() {
+  echo
+  echo "=== shell overhead of the sha256sum pipe ==="
+  hyperfine -N -i --style basic --runs "$RUNS" --warmup "$WARMUP" \
+    --export-json "$RAW/blkhash-shell.json" \
+    -n shell "bash -c 'set -o pipefail; true | sha256sum'" ||
+    echo "bench: hyperfine failed on the shell overhead" >&2
+}
+
 # Sweep of our --requests and --queue-size on the pattern and latency workloads.
 run_sweep() {
   local w=$1 r q
@@ -275,7 +457,20 @@ nbdkit --version >"$RAW/version-nbdkit.txt" 2>&1 || true
 hyperfine --version >"$RAW/version-hyperfine.txt" 2>&1 || true
 
 echo "bench: ours = $OURS_ORIG (copied to $OURS); runs=$RUNS warmup=$WARMUP quick=$QUICK; raw results in $RAW"
-for w in $WORKLOADS; do run_workload "$w"; done
+hash_ran=0
+for w in $WORKLOADS; do
+  case $w in
+    blkhash-*)
+      if [ "$HAS_BLKHASH" = 1 ]; then
+        run_hash_workload "$w"
+        [ "$w" = blkhash-copy ] || hash_ran=1
+      else
+        echo "bench: skipping $w: $OURS_ORIG has no --blkhash" >&2
+      fi ;;
+    *) run_workload "$w" ;;
+  esac
+done
+[ "$hash_ran" = 1 ] && run_shell_overhead
 if [ "$SWEEP" != 0 ]; then
   for w in pattern latency; do run_sweep "$w"; done
 fi

@@ -509,7 +509,7 @@ Options:
   --no-extents             do not ask the source where its holes are
   -p, --progress           draw a progress bar on stderr
   --progress=FD            write "N/100" progress lines to file descriptor FD
-  --queue-size=N           bytes in flight per worker (default: 16M)
+  --queue-size=N           bytes in flight per worker (default: 12M)
   --request-size=N         bytes per request, a power of 2 from 4K to 32M
                            (default: 1M)
   -R N, --requests=N       requests in flight per connection (default: 64)
