@@ -151,7 +151,7 @@ setup_workload() {
       ;;
     *) die "unknown workload $w" ;;
   esac
-  case $w in blkhash-pattern | blkhash-sparse | blkhash-zero) KIND=hash; DST=null: ;; esac
+  case $w in blkhash-pattern | blkhash-sparse | blkhash-zero) KIND='hash'; DST=null: ;; esac
   if [ "$KIND" = nbd ]; then
     start_server "$w-dst" memory "size=${mib}M"
     DST=$(uri "$w-dst")
@@ -304,7 +304,7 @@ mismatch() { # W TEXT
 # (one thread, synchronous requests: another code path); the copy's destination must also
 # hold the source. W.check lines: LABEL RC NOTE OK(1/0).
 hash_check() { # W LABEL...
-  local w=$1 label rc note ok dst digest ref refnote= expect=
+  local w=$1 label rc note ok dst digest ref refnote='' expect=''
   shift
   : >"$RAW/$w.check"
   rc=0
