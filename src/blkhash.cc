@@ -3,6 +3,7 @@
 #include <openssl/evp.h>
 
 #include <algorithm>
+#include <memory>
 
 #include "nbdcopy/zero_detect.h"
 
@@ -10,12 +11,19 @@ namespace nbdcopy {
 
 namespace {
 
-const EVP_MD* FindDigest(const std::string& name) {
-  if (name == "md5") return EVP_md5();
-  if (name == "sha1") return EVP_sha1();
-  if (name == "sha256") return EVP_sha256();
-  if (name == "sha512") return EVP_sha512();
-  return nullptr;
+EVP_MD* FetchDigest(const std::string& name) {
+  if (name != "md5" && name != "sha1" && name != "sha256" && name != "sha512") return nullptr;
+  return EVP_MD_fetch(nullptr, name.c_str(), nullptr);
+}
+
+struct ContextFree {
+  void operator()(EVP_MD_CTX* context) const { EVP_MD_CTX_free(context); }
+};
+
+// One digest context per thread, reused for every block it hashes.
+EVP_MD_CTX* ThreadContext() {
+  thread_local std::unique_ptr<EVP_MD_CTX, ContextFree> context(EVP_MD_CTX_new());
+  return context.get();
 }
 
 std::string Hex(const unsigned char* bytes, size_t size) {
@@ -31,10 +39,10 @@ std::string Hex(const unsigned char* bytes, size_t size) {
 }  // namespace
 
 Result<std::unique_ptr<Blkhash>> Blkhash::Create(const BlkhashSpec& spec) {
-  const EVP_MD* md = FindDigest(spec.algorithm);
+  EVP_MD* md = FetchDigest(spec.algorithm);
   if (md == nullptr) return Status::Error("--blkhash: unknown algorithm '" + spec.algorithm + "'");
   std::unique_ptr<Blkhash> hash(new Blkhash(md, spec.block_size));
-  if (hash->outer_ == nullptr || EVP_DigestInit_ex(hash->outer_, md, nullptr) != 1) {
+  if (hash->outer_ == nullptr || EVP_DigestInit_ex2(hash->outer_, md, nullptr) != 1) {
     return Status::Error("--blkhash: cannot initialise " + spec.algorithm);
   }
   std::vector<std::byte> zeroes(spec.block_size);
@@ -42,17 +50,24 @@ Result<std::unique_ptr<Blkhash>> Blkhash::Create(const BlkhashSpec& spec) {
   return hash;
 }
 
-Blkhash::Blkhash(const EVP_MD* md, uint64_t block_size)
+Blkhash::Blkhash(EVP_MD* md, uint64_t block_size)
     : md_(md), block_size_(block_size), outer_(EVP_MD_CTX_new()) {
   digest_size_ = static_cast<size_t>(EVP_MD_get_size(md));
 }
 
-Blkhash::~Blkhash() { EVP_MD_CTX_free(outer_); }
+Blkhash::~Blkhash() {
+  EVP_MD_CTX_free(outer_);
+  EVP_MD_free(md_);
+}
 
 Blkhash::Digest Blkhash::BlockDigest(std::span<const std::byte> data) const {
-  Digest digest(digest_size_);
-  unsigned int size = 0;
-  EVP_Digest(data.data(), data.size(), digest.data(), &size, md_, nullptr);
+  Digest digest;
+  EVP_MD_CTX* context = ThreadContext();
+  if (context == nullptr || EVP_DigestInit_ex2(context, md_, nullptr) != 1 ||
+      EVP_DigestUpdate(context, data.data(), data.size()) != 1 ||
+      EVP_DigestFinal_ex(context, digest.bytes.data(), &digest.size) != 1) {
+    digest.size = 0;  // Finish() reports the failure
+  }
   return digest;
 }
 
@@ -87,7 +102,9 @@ void Blkhash::Drain() {
       FeedZeroes(it->second.zero_count);
       next_index_ += it->second.zero_count;
     } else {
-      if (EVP_DigestUpdate(outer_, it->second.digest.data(), it->second.digest.size()) != 1) {
+      const Digest& digest = it->second.digest;
+      if (digest.size != digest_size_ ||
+          EVP_DigestUpdate(outer_, digest.bytes.data(), digest.size) != 1) {
         failed_ = true;
       }
       ++next_index_;
@@ -101,7 +118,8 @@ void Blkhash::FeedZeroes(uint64_t count) {
   std::vector<unsigned char> batch;
   batch.reserve(kBatch * digest_size_);
   for (uint64_t i = 0; i < std::min(count, kBatch); ++i) {
-    batch.insert(batch.end(), zero_digest_.begin(), zero_digest_.end());
+    batch.insert(batch.end(), zero_digest_.bytes.begin(),
+                 zero_digest_.bytes.begin() + zero_digest_.size);
   }
   while (count > 0) {
     uint64_t n = std::min(count, kBatch);
@@ -113,7 +131,8 @@ void Blkhash::FeedZeroes(uint64_t count) {
 Result<std::string> Blkhash::Finish(uint64_t length) {
   std::lock_guard lock(mutex_);
   uint64_t blocks = (length + block_size_ - 1) / block_size_;
-  if (next_index_ != blocks || !pending_.empty() || failed_) {
+  if (failed_) return Status::Error("--blkhash: the digest computation failed");
+  if (next_index_ != blocks || !pending_.empty()) {
     return Status::Error("--blkhash: internal error: blocks missing from the checksum");
   }
   unsigned char tail[8];

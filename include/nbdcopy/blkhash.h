@@ -10,6 +10,7 @@
 #ifndef NBDCOPY_BLKHASH_H_
 #define NBDCOPY_BLKHASH_H_
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -30,7 +31,11 @@ namespace nbdcopy {
 class Blkhash {
  public:
   static constexpr size_t kMaxDigestSize = 64;
-  using Digest = std::vector<unsigned char>;
+  // A digest by value: no allocation per block.
+  struct Digest {
+    std::array<unsigned char, kMaxDigestSize> bytes{};
+    unsigned int size = 0;
+  };
 
   // REQUIRES spec.block_size is a power of 2 (ParseCommandLine checks).
   static Result<std::unique_ptr<Blkhash>> Create(const BlkhashSpec& spec);
@@ -56,7 +61,7 @@ class Blkhash {
   Result<std::string> Finish(uint64_t length);
 
  private:
-  Blkhash(const evp_md_st* md, uint64_t block_size);
+  Blkhash(evp_md_st* md, uint64_t block_size);
   // Feeds ready blocks to the outer digest. REQUIRES mutex_ held.
   void Drain();
   void FeedZeroes(uint64_t count);
@@ -66,7 +71,7 @@ class Blkhash {
     Digest digest;            // otherwise one block's digest
   };
 
-  const evp_md_st* md_;
+  evp_md_st* md_;  // fetched once: implicit fetches per call are slow
   const uint64_t block_size_;
   size_t digest_size_ = 0;
   Digest zero_digest_;
