@@ -285,7 +285,7 @@ run_copy() {
     msg "run: nbdcopy $*"
     local rc=0
     "$NBDCOPY" "$@" 2>"$T/cmd.err" || rc=$?
-    [[ -s $T/cmd.err ]] && sed 's/^/    stderr: /' "$T/cmd.err" | head -n 20 >&2
+    [[ -s $T/cmd.err ]] && sed -n 's/^/    stderr: /p; 20q' "$T/cmd.err" >&2
     [[ $rc -eq 0 ]] || fail "nbdcopy $* exited with status $rc"
 }
 
@@ -298,7 +298,7 @@ expect_fail() {
     ERR_FILE=$T/cmd.err
     "$@" >"$T/cmd.out" 2>"$ERR_FILE" || rc=$?
     ERR=$(cat "$ERR_FILE")
-    sed 's/^/    stderr: /' "$ERR_FILE" | head -n 20 >&2
+    sed -n 's/^/    stderr: /p; 20q' "$ERR_FILE" >&2
     [[ $rc -ne 0 ]] || fail "expected failure, but it exited 0: $*"
     [[ $rc -lt 128 ]] || fail "exited with status $rc (crash / signal): $*"
     [[ $ERR == nbdcopy:\ * ]] || fail "stderr does not start with 'nbdcopy: ': $ERR"
