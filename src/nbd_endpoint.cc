@@ -134,7 +134,9 @@ Status NbdEndpoint::Zero(uint64_t offset, uint64_t length, bool allocate) {
 
 Status NbdEndpoint::Flush() {
   if (!info_.can_flush) return Status::Ok();
-  if (nbd_flush(handle_.get(), 0) == -1) return LastError("flush", 0, info_.size.value_or(0));
+  if (nbd_flush(handle_.get(), 0) == -1) {
+    return Status::Error(name_ + ": flush: " + LibnbdError(), nbd_get_errno());
+  }
   return Status::Ok();
 }
 

@@ -142,9 +142,7 @@ class Worker {
         max_requests_(source.info().overlapped_io || destination.info().overlapped_io
                           ? plan_.requests
                           : 1),
-        piece_size_(std::max<uint64_t>(plan_.request_size,
-                                       shared.blkhash ? shared.blkhash->block_size() : 0)),
-        batch_size_(8 * piece_size_),
+        batch_size_(8 * plan_.request_size),
         slots_(max_requests_),
         budget_(plan_.request_size, plan_.queue_size),
         detect_zeroes_(plan_.sparse_size > 0 && destination.info().efficient_zero) {
@@ -166,7 +164,7 @@ class Worker {
   }
 
  private:
-  // One request: a data piece (reads, then writes and zeroes of its runs)
+  // One request: a data piece (a read, then writes and zeroes of its runs)
   // or a zero piece (one zero operation).
   struct Slot {
     uint64_t offset = 0;
@@ -191,7 +189,7 @@ class Worker {
         StartZeroPiece(piece);
         continue;
       }
-      piece.length = std::min(piece.length, piece_size_);
+      piece.length = std::min(piece.length, plan_.request_size);
       // A request larger than the whole budget still runs, alone.
       if (bytes_in_flight_ > 0 && bytes_in_flight_ + piece.length > budget_.budget()) return;
       ConsumeFront(piece.length);
@@ -201,12 +199,8 @@ class Worker {
       Slot& slot = slots_[index];
       slot.buffer = TakeBuffer();
       stats_.bytes_read += piece.length;
-      slot.pending = 0;
-      for (uint64_t done = 0; done < piece.length; done += plan_.request_size) {
-        uint64_t n = std::min(plan_.request_size, piece.length - done);
-        ++slot.pending;
-        source_.StartRead(piece.offset + done, std::span(slot.buffer->data() + done, n), index);
-      }
+      slot.pending = 1;
+      source_.StartRead(piece.offset, std::span(slot.buffer->data(), piece.length), index);
     }
   }
 
@@ -326,7 +320,7 @@ class Worker {
   // data requests were ever in flight at once.
   std::vector<std::byte>* TakeBuffer() {
     if (free_buffers_.empty()) {
-      buffers_.emplace_back(piece_size_);
+      buffers_.emplace_back(plan_.request_size);
       free_buffers_.push_back(&buffers_.back());
     }
     std::vector<std::byte>* buffer = free_buffers_.back();
@@ -365,7 +359,6 @@ class Worker {
   Endpoint& source_;
   Endpoint& destination_;
   const unsigned max_requests_;
-  const uint64_t piece_size_;  // bytes per data request (several reads if hashing needs it)
   const uint64_t batch_size_;  // data bytes taken from the work map at a time
   std::vector<Slot> slots_;
   std::vector<unsigned> free_slots_;

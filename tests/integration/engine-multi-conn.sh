@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# Connections, counted by the nbdkit log filter on both servers ("connection=N
+# Connect ..." when a client finishes its handshake; every request line
+# carries its connection number):
+#  - -C 4 -T 4 between two multi-conn servers: more than one and at most 4
+#    connections on each side, and more than one of them carries Reads
+#    (source) and Writes (destination): the work is really shared.  Reads
+#    are delayed 20 ms, so one connection could not do it all before the
+#    others are up;
+#  - multi-conn turned off (nbdkit --filter=multi-conn multi-conn-mode=disable)
+#    on the source, or on the destination: exactly 1 connection each side;
+#  - a "[ nbdkit ... ]" source (socket activation, one connection): exactly 1;
+#  - --synchronous: exactly 1.
+# The copy is identical to the source every time.
+source "$(dirname "$0")/lib.sh"
+require_cmd qemu-img python3
+LOGTOOL=$(dirname "$0")/engine-logtool.py
+# The system interpreter: a python3 on $PATH may be a slow wrapper script.
+PY=/usr/bin/python3
+[[ -x $PY ]] || PY=$(command -v python3)
+logtool() { "$PY" "$LOGTOOL" "$@"; }
+
+size=$((64 * MiB))
+# Data with holes: sparse-random, kept as a reference file.  nbdkit's file
+# and memory plugins advertise multi-conn.
+start_nbdkit ref -r sparse-random size="$size" percent=50 seed=11 runlength=500000
+nbd_to_file "$(uri_for ref)" "$size" "$T/src.ref"
+stop_server ref
+
+# Source: the same bytes from a file (fast to serve), reads delayed.
+SRC_PLUGIN=(file "$T/src.ref")
+
+# run_case NAME WANT-SRC WANT-DST SRC-MC DST-MC OPTIONS...
+#   WANT-*: "1" (exactly one connection) or "many" (2..4, several busy).
+#   SRC-MC: on | off (multi-conn filter in disable mode) | command (the
+#           source is "[ nbdkit ... ]", started by nbdcopy itself)
+#   DST-MC: on | off
+run_case() {
+    local name=$1 want_src=$2 want_dst=$3 src_mc=$4 dst_mc=$5; shift 5
+    local slog=$T/$name-src.req dlog=$T/$name-dst.req
+    local sfilt=() dfilt=()
+    [[ $src_mc == off ]] && sfilt=(--filter=multi-conn multi-conn-mode=disable)
+    [[ $dst_mc == off ]] && dfilt=(--filter=multi-conn multi-conn-mode=disable)
+    start_nbdkit dst --filter=log "${dfilt[@]:0:1}" memory size="$size" \
+        "${dfilt[@]:1}" logfile="$dlog"
+    local src
+    if [[ $src_mc == command ]]; then
+        src=(-- '[' nbdkit --filter=log --filter=delay -r "${SRC_PLUGIN[@]}"
+             delay-read=20ms logfile="$slog" ']')
+    else
+        start_nbdkit src --filter=log "${sfilt[@]:0:1}" --filter=delay -r \
+            "${SRC_PLUGIN[@]}" "${sfilt[@]:1}" delay-read=20ms logfile="$slog"
+        src=("$(uri_for src)")
+    fi
+    run_copy "$@" "${src[@]}" "$(uri_for dst)"
+    # Count before reading back (that opens one more connection).
+    local sc dc sr dw
+    sc=$(logtool connects "$slog")
+    dc=$(logtool connects "$dlog")
+    sr=$(logtool conns "$slog" Read)
+    dw=$(logtool conns "$dlog" Write)
+    msg "  $name: source $sc connections ($sr reading), destination $dc ($dw writing)"
+    [[ $src_mc == command ]] || stop_server src
+    nbd_to_file "$(uri_for dst)" "$size" "$T/readback.img"
+    stop_server dst
+    cmp -s "$T/src.ref" "$T/readback.img" || fail "$name: the copy differs from the source"
+
+    local side want c busy
+    for side in src dst; do
+        if [[ $side == src ]]; then want=$want_src c=$sc busy=$sr
+        else want=$want_dst c=$dc busy=$dw; fi
+        if [[ $want == 1 ]]; then
+            [[ $c -eq 1 ]] || fail "$name: $c $side connections, expected exactly 1"
+        else
+            ((c >= 2 && c <= 4)) || fail "$name: $c $side connections, expected 2..4"
+            ((busy >= 2)) || fail "$name: only $busy $side connection(s) carried I/O"
+        fi
+    done
+}
+
+run_case both-mc      many many on      on  -C 4 -T 4
+run_case both-mc-C2   many many on      on  -C 2 -T 2 -R 4
+run_case src-no-mc    1    1    off     on  -C 4 -T 4
+run_case dst-no-mc    1    1    on      off -C 4 -T 4
+run_case command-src  1    1    command on  -C 4 -T 4
+run_case synchronous  1    1    on      on  -C 4 -T 4 --synchronous
+msg PASS

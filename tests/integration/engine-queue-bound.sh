@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# The engine's limits hold: -R (requests in flight per connection) and
+# --queue-size (data bytes in flight per worker; a request larger than the
+# queue runs alone, so the bound is max(queue, request)).
+#
+# Two independent checks for each setting:
+#  - the engine's own statistics (-v: "nbdcopy: workers=N
+#    max_requests_in_flight=N max_bytes_in_flight=N ..."):
+#    max_requests_in_flight <= R, max_bytes_in_flight <= max(queue, request);
+#  - the source server: nbdkit --filter=log --filter=delay delay-read=10ms,
+#    the log filter outermost so a request is logged when it arrives and
+#    again when it is answered ("connection=C Read id=I ..." /
+#    "connection=C ...Read id=I return=0").  Walking the log gives the Read
+#    requests outstanding at once on each connection: at most R, and at
+#    most max(queue, request) bytes, i.e. one read at a time when the queue
+#    is smaller than a request.
+# Zero requests do not count against the byte budget: a sparse source with
+# --queue-size below the request size still copies, and still within -R.
+# The copies are compared with the source each time.
+source "$(dirname "$0")/lib.sh"
+require_cmd qemu-img python3
+LOGTOOL=$(dirname "$0")/engine-logtool.py
+# The system interpreter: a python3 on $PATH may be a slow wrapper script.
+PY=/usr/bin/python3
+[[ -x $PY ]] || PY=$(command -v python3)
+logtool() { "$PY" "$LOGTOOL" "$@"; }
+
+size=$((16 * MiB))
+start_nbdkit src --filter=log --filter=delay -r pattern size="$size" \
+    delay-read=10ms logfile="$T/src.req"
+nbd_to_file "$(uri_for src)" "$size" "$T/src.ref"
+
+start_nbdkit sparse --filter=log --filter=delay -r \
+    sparse-random size=$((64 * MiB)) percent=20 seed=5 runlength=300000 \
+    delay-read=10ms logfile="$T/sparse.req"
+nbd_to_file "$(uri_for sparse)" $((64 * MiB)) "$T/sparse.ref"
+
+field() { grep -o "\b$2=[^ ]*" <<<"$1" | head -1 | cut -d= -f2; }
+
+# bound SOURCE R QUEUE REQUEST OPTIONS...: copy with OPTIONS and check.
+bound() {
+    local src=$1 r=$2 queue=$3 req=$4; shift 4
+    local cap=$((queue > req ? queue : req))
+    local srcsize=$size ref=$T/src.ref
+    [[ $src == sparse ]] && srcsize=$((64 * MiB)) ref=$T/sparse.ref
+    local mark
+    mark=$(wc -l <"$T/$src.req")
+    start_nbdkit dst memory size="$srcsize"
+    msg "run: nbdcopy -v $* ($src)"
+    "$NBDCOPY" -v "$@" "$(uri_for "$src")" "$(uri_for dst)" 2>"$T/run.err" ||
+        { grep -v '^libnbd' "$T/run.err" >&2; fail "copy with $* failed"; }
+    nbd_to_file "$(uri_for dst)" "$srcsize" "$T/readback.img"
+    stop_server dst
+    cmp -s "$ref" "$T/readback.img" || fail "$*: copy differs from the source"
+
+    local plan stats mr mb
+    plan=$(grep '^nbdcopy: connections=' "$T/run.err") || fail "$*: no plan line on -v"
+    stats=$(grep '^nbdcopy: workers=' "$T/run.err") || fail "$*: no statistics line on -v"
+    msg "  $stats"
+    [[ $(field "$plan" synchronous) == false ]] || fail "$*: not a parallel copy: $plan"
+    [[ $(field "$plan" requests) -eq $r ]] || fail "$*: plan says $plan"
+    [[ $(field "$plan" queue_size) -eq $cap ]] || fail "$*: plan queue_size, want $cap: $plan"
+    mr=$(field "$stats" max_requests_in_flight)
+    mb=$(field "$stats" max_bytes_in_flight)
+    ((mr <= r)) || fail "$*: max_requests_in_flight=$mr > -R $r"
+    ((mb <= cap)) || fail "$*: max_bytes_in_flight=$mb > max(queue, request) = $cap"
+    ((mb > 0 && mr > 0)) || fail "$*: statistics show nothing in flight: $stats"
+
+    tail -n +$((mark + 1)) "$T/$src.req" >"$T/part.req"
+    local out n bytes nread
+    nread=$(log_sum "$T/part.req" Read)
+    ((nread > 0)) || fail "$*: the source log shows no reads"
+    out=$(logtool maxout "$T/part.req" Read)
+    n=${out% *} bytes=${out#* }
+    msg "  source server: at most $n reads, $bytes bytes outstanding on one connection"
+    ((n <= r)) || fail "$*: $n reads outstanding at once on one source connection, -R $r"
+    ((bytes <= cap)) ||
+        fail "$*: $bytes read bytes outstanding at once on one connection, queue bound $cap"
+    MAXREADS=$n
+}
+
+bound src 4 $((12 * MiB)) "$MiB" -R 4 --queue-size=12M
+# The log analysis must see overlap when there is some: with -R 4 and every
+# read taking 10 ms, several reads are outstanding at once.
+((MAXREADS >= 2)) || fail "server saw no concurrent reads with -R 4: log analysis broken?"
+bound src 64 $((2 * MiB)) "$MiB" --queue-size=2M -C 1
+bound src 64 65536 "$MiB" --queue-size=64K --request-size=1M -C 2 -T 2
+[[ $MAXREADS -eq 1 ]] || fail "queue smaller than a request: $MAXREADS reads at once"
+bound src 1 $((12 * MiB)) "$MiB" -R 1 --queue-size=12M -C 2 -T 2
+bound src 16 $((256 * 1024)) 65536 --request-size=64K -R 16 --queue-size=256K
+bound src 3 $((64 * MiB)) 4096 --request-size=4K -R 3 --queue-size=64M -C 2 -T 2
+bound src 8 $((32 * MiB)) $((32 * MiB)) --request-size=32M -R 8 --queue-size=32M -C 1
+# Sparse source: zero requests take request slots but no data budget.
+bound sparse 2 65536 "$MiB" -R 2 --queue-size=64K -C 2 -T 2
+bound sparse 5 $((3 * MiB)) "$MiB" -R 5 --queue-size=3M --no-extents
+msg PASS
