@@ -7,6 +7,7 @@
 #include <chrono>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <thread>
 
@@ -19,17 +20,21 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// The per-worker data budget starts small and doubles while throughput
-// grows with it: a latency-bound source needs many bytes in flight, a fast
-// one runs best with few (the buffers then stay in the CPU caches). A probe
-// that brings no gain is undone, and tried again after a while, since
-// measurements on a busy machine are noisy. The epoch after each change is
-// not measured: the pipeline is still filling or draining.
+// The per-worker data budget adapts by hill climbing on measured
+// throughput: a latency-bound source needs many bytes in flight, while a
+// fast one runs best with few (buffers stay in the CPU caches and the
+// servers' threads do not fight over two cores). From the best budget so
+// far it probes twice as much, keeping it on a clear gain; failing that,
+// half as much, keeping it unless throughput drops (less memory for the
+// same speed). After a probe fails both ways it holds for a while, then
+// tries again: measurements on a busy machine are noisy. The epoch after
+// each change is not measured: the pipeline is still filling or draining.
 class AdaptiveBudget {
  public:
   AdaptiveBudget(uint64_t request_size, uint64_t limit)
-      : limit_(limit),
-        budget_(std::min(limit, std::max<uint64_t>(4 * request_size, 1 << 20))),
+      : floor_(std::min(limit, request_size)),
+        limit_(limit),
+        budget_(std::min(limit, 4 * request_size)),
         base_budget_(budget_) {}
 
   uint64_t budget() const { return budget_; }
@@ -48,35 +53,70 @@ class AdaptiveBudget {
       settling_ = false;
       return;
     }
-    if (budget_ == base_budget_) {
-      base_rate_ = rate;
-      if (budget_ < limit_ && ++epochs_held_ > hold_epochs_) Change(2 * budget_);
-    } else if (rate > base_rate_ * kWorthwhileGain) {
-      base_budget_ = budget_;
-      base_rate_ = rate;
-      hold_epochs_ = 0;
-      if (budget_ < limit_) Change(std::min(limit_, 2 * budget_));
-    } else {
-      hold_epochs_ = kHoldAfterFailedProbe;
-      Change(base_budget_);
+    switch (probe_) {
+      case Probe::kNone:
+        base_rate_ = rate;
+        if (++epochs_held_ > hold_epochs_) StartProbe(Probe::kUp);
+        break;
+      case Probe::kUp:
+        if (rate > base_rate_ * kWorthwhileGain) {
+          Adopt(rate);
+          StartProbe(Probe::kUp);
+        } else {
+          StartProbe(Probe::kDown);
+        }
+        break;
+      case Probe::kDown:
+        if (rate >= base_rate_ * kTolerableLoss) {
+          Adopt(rate);
+          StartProbe(Probe::kDown);
+        } else {
+          Hold();
+        }
+        break;
     }
   }
 
  private:
-  static constexpr auto kMinEpoch = std::chrono::milliseconds(20);
-  static constexpr double kWorthwhileGain = 1.1;
-  static constexpr unsigned kHoldAfterFailedProbe = 8;
+  enum class Probe { kNone, kUp, kDown };
+  static constexpr auto kMinEpoch = std::chrono::milliseconds(50);
+  static constexpr double kWorthwhileGain = 1.15;
+  static constexpr double kTolerableLoss = 0.95;
+  static constexpr unsigned kHoldEpochs = 8;
 
+  void Adopt(double rate) {
+    base_budget_ = budget_;
+    base_rate_ = rate;
+  }
+  // Tries the next size in `direction` from the best budget, or holds when
+  // there is none.
+  void StartProbe(Probe direction) {
+    uint64_t next = direction == Probe::kUp ? std::min(limit_, 2 * base_budget_)
+                                            : std::max(floor_, base_budget_ / 2);
+    if (next == base_budget_) {
+      if (direction == Probe::kUp) return StartProbe(Probe::kDown);
+      return Hold();
+    }
+    probe_ = direction;
+    Change(next);
+  }
+  void Hold() {
+    probe_ = Probe::kNone;
+    hold_epochs_ = kHoldEpochs;
+    Change(base_budget_);
+  }
   void Change(uint64_t budget) {
+    settling_ = settling_ || budget != budget_;
     budget_ = budget;
-    settling_ = true;
     epochs_held_ = 0;
   }
 
+  const uint64_t floor_;
   const uint64_t limit_;
   uint64_t budget_;       // in force
   uint64_t base_budget_;  // the best budget measured so far
   double base_rate_ = 0;  // its latest throughput, bytes/s
+  Probe probe_ = Probe::kNone;
   bool settling_ = true;  // the first epoch includes connection start-up
   unsigned epochs_held_ = 0;
   unsigned hold_epochs_ = 0;
@@ -169,7 +209,7 @@ class Worker {
   struct Slot {
     uint64_t offset = 0;
     uint64_t length = 0;
-    std::vector<std::byte>* buffer = nullptr;  // data pieces only
+    std::byte* buffer = nullptr;  // data pieces only; request_size bytes
     unsigned pending = 0;                      // operations still running
   };
 
@@ -200,7 +240,7 @@ class Worker {
       slot.buffer = TakeBuffer();
       stats_.bytes_read += piece.length;
       slot.pending = 1;
-      source_.StartRead(piece.offset, std::span(slot.buffer->data(), piece.length), index);
+      source_.StartRead(piece.offset, std::span(slot.buffer, piece.length), index);
     }
   }
 
@@ -269,7 +309,7 @@ class Worker {
   void OnReadDone(unsigned index) {
     Slot& slot = slots_[index];
     if (!shared_.failed()) {
-      std::span<const std::byte> data(slot.buffer->data(), slot.length);
+      std::span<const std::byte> data(slot.buffer, slot.length);
       if (shared_.blkhash != nullptr) {
         shared_.blkhash->AddData(slot.offset / shared_.blkhash->block_size(), data);
       }
@@ -317,13 +357,14 @@ class Worker {
   }
 
   // Buffers are made on first need and reused: at most as many exist as
-  // data requests were ever in flight at once.
-  std::vector<std::byte>* TakeBuffer() {
+  // data requests were ever in flight at once. Left uninitialised: a read
+  // fills them before anything looks.
+  std::byte* TakeBuffer() {
     if (free_buffers_.empty()) {
-      buffers_.emplace_back(plan_.request_size);
-      free_buffers_.push_back(&buffers_.back());
+      buffers_.emplace_back(new std::byte[plan_.request_size]);
+      free_buffers_.push_back(buffers_.back().get());
     }
-    std::vector<std::byte>* buffer = free_buffers_.back();
+    std::byte* buffer = free_buffers_.back();
     free_buffers_.pop_back();
     return buffer;
   }
@@ -362,8 +403,8 @@ class Worker {
   const uint64_t batch_size_;  // data bytes taken from the work map at a time
   std::vector<Slot> slots_;
   std::vector<unsigned> free_slots_;
-  std::deque<std::vector<std::byte>> buffers_;  // deque: addresses stay put
-  std::vector<std::vector<std::byte>*> free_buffers_;
+  std::vector<std::unique_ptr<std::byte[]>> buffers_;
+  std::vector<std::byte*> free_buffers_;
   std::deque<Extent> pieces_;  // taken from the map, not yet started
   bool map_done_ = false;
   unsigned requests_in_flight_ = 0;
