@@ -618,6 +618,11 @@ def main():
         if pngs.get("queue-size"):
             md += ["![throughput vs --queue-size](bench-queue-size.png)", ""]
         md += sweep_table("queue-size", q_xs, sweeps, " MiB") + [""]
+    # Hand-written reading of the figures: what bounds the targets not met.
+    analysis = os.path.join(os.path.dirname(os.path.abspath(__file__)), "analysis.md")
+    if os.path.exists(analysis) and meta.get("quick") != "1":
+        with open(analysis) as f:
+            md += [f.read().rstrip(), ""]
     md += ["## How to reproduce", "",
            "```sh",
            "scripts/setup.sh            # packages + build",
