@@ -25,11 +25,6 @@
 # max(--queue-size, --request-size).
 source "$(dirname "$0")/lib.sh"
 require_cmd qemu-img python3 cmp
-LOGTOOL=$(dirname "$0")/engine-logtool.py
-# The system interpreter: a python3 on $PATH may be a slow wrapper script.
-PY=/usr/bin/python3
-[[ -x $PY ]] || PY=$(command -v python3)
-logtool() { "$PY" "$LOGTOOL" "$@"; }
 
 small=7654321
 big=$((32 * MiB))

@@ -14,11 +14,6 @@
 # The copy is identical to the source every time.
 source "$(dirname "$0")/lib.sh"
 require_cmd qemu-img python3
-LOGTOOL=$(dirname "$0")/engine-logtool.py
-# The system interpreter: a python3 on $PATH may be a slow wrapper script.
-PY=/usr/bin/python3
-[[ -x $PY ]] || PY=$(command -v python3)
-logtool() { "$PY" "$LOGTOOL" "$@"; }
 
 size=$((64 * MiB))
 # Data with holes: sparse-random, kept as a reference file.  nbdkit's file

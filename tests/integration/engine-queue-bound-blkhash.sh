@@ -9,11 +9,6 @@
 # must also be the same as without the limits.
 source "$(dirname "$0")/lib.sh"
 require_cmd python3
-LOGTOOL=$(dirname "$0")/engine-logtool.py
-# The system interpreter: a python3 on $PATH may be a slow wrapper script.
-PY=/usr/bin/python3
-[[ -x $PY ]] || PY=$(command -v python3)
-logtool() { "$PY" "$LOGTOOL" "$@"; }
 
 size=$((8 * MiB))
 start_nbdkit src --filter=log --filter=delay -r pattern size="$size" \

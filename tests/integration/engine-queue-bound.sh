@@ -19,11 +19,6 @@
 # The copies are compared with the source each time.
 source "$(dirname "$0")/lib.sh"
 require_cmd qemu-img python3
-LOGTOOL=$(dirname "$0")/engine-logtool.py
-# The system interpreter: a python3 on $PATH may be a slow wrapper script.
-PY=/usr/bin/python3
-[[ -x $PY ]] || PY=$(command -v python3)
-logtool() { "$PY" "$LOGTOOL" "$@"; }
 
 size=$((16 * MiB))
 start_nbdkit src --filter=log --filter=delay -r pattern size="$size" \

@@ -344,3 +344,11 @@ log_sum() { # LOGFILE TYPE
 log_count() { # LOGFILE TYPE
     grep -cE "connection=[0-9]+ $2 id=" "$1" || true
 }
+
+# logtool ARGS...: engine-logtool.py, the nbdkit log-filter analyser, run by
+# the system interpreter (a python3 on $PATH may be a slow wrapper script).
+logtool() {
+    local py=/usr/bin/python3
+    [[ -x $py ]] || py=$(command -v python3)
+    "$py" "${BASH_SOURCE[0]%/*}/engine-logtool.py" "$@"
+}
