@@ -15,7 +15,8 @@ unsigned OnlineCpus() {
 }
 
 std::string SizeText(const EndpointInfo& info) {
-  return info.size ? std::to_string(*info.size) : "unknown (stream)";
+  if (info.size) return std::to_string(*info.size);
+  return info.sequential ? "unknown (stream)" : "unlimited";
 }
 
 }  // namespace
