@@ -56,13 +56,4 @@ Status PipeEndpoint::Zero(uint64_t offset, uint64_t length, bool allocate) {
   return WriteZeroBytes(*this, offset, length);
 }
 
-NullEndpoint::NullEndpoint() {
-  info_.efficient_zero = true;
-  info_.can_multi_conn = true;
-}
-
-Result<size_t> NullEndpoint::Read(uint64_t offset, std::span<std::byte> buffer) {
-  return IoError(name_, "read", offset, buffer.size(), "null: cannot be read", EINVAL);
-}
-
 }  // namespace nbdcopy

@@ -60,10 +60,6 @@ class MemoryEndpoint : public Endpoint {
     }
     return result;
   }
-  void clear_log() {
-    std::lock_guard lock(shared_->mutex);
-    shared_->log.clear();
-  }
 
   // Extents will report [offset, offset+length) as zero (the data there
   // should be zero too, or the fake lies like a buggy server).
