@@ -162,9 +162,7 @@ Status RunCopy(const Options& options) {
   }
   if (options.verbose) std::fputs(DescribeCopy(*plan, **source, **destination).c_str(), stderr);
 
-  // --verify without --blkhash compares with the default settings.
-  std::optional<BlkhashSpec> hash_spec = options.blkhash;
-  if (options.verify && !hash_spec) hash_spec.emplace();
+  std::optional<BlkhashSpec> hash_spec = ChecksumSpec(options);
 
   Progress progress(options.progress, options.progress_fd, (*source)->info().size);
   progress.Start();

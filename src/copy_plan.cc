@@ -36,8 +36,7 @@ Result<CopyPlan> MakeCopyPlan(const Options& options, const Endpoint& source,
   CopyPlan plan;
   uint64_t block = std::max(src.preferred_block_size, dst.preferred_block_size);
   // A blkhash block is hashed from one buffer: requests are at least that big.
-  if (options.blkhash) block = std::max(block, options.blkhash->block_size);
-  if (options.verify && !options.blkhash) block = std::max(block, BlkhashSpec().block_size);
+  if (auto hash = ChecksumSpec(options)) block = std::max(block, hash->block_size);
   plan.request_size = std::min(std::max(options.request_size, block), kMaxRequestSize);
   plan.sparse_size =
       options.sparse_size == 0 ? 0 : std::max<uint64_t>(options.sparse_size,

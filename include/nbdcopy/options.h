@@ -49,6 +49,13 @@ struct Options {
   std::vector<std::string> destination;
 };
 
+// The blkhash settings the copy must compute: --blkhash's, or the defaults
+// when only --verify asks for a comparison; nullopt when nothing is hashed.
+inline std::optional<BlkhashSpec> ChecksumSpec(const Options& options) {
+  if (options.blkhash || !options.verify) return options.blkhash;
+  return BlkhashSpec();
+}
+
 enum class Action { kCopy, kHelp, kVersion, kLongOptions, kShortOptions };
 
 struct CommandLine {
