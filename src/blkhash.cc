@@ -72,19 +72,25 @@ Blkhash::Digest Blkhash::BlockDigest(std::span<const std::byte> data) const {
 }
 
 void Blkhash::AddData(uint64_t first_index, std::span<const std::byte> data) {
+  // Hash outside the lock; hand the digests over under one lock per call.
+  std::vector<std::pair<uint64_t, Pending>> digests;
+  digests.reserve((data.size() + block_size_ - 1) / block_size_);
   for (size_t offset = 0; offset < data.size(); offset += block_size_, ++first_index) {
     auto block = data.subspan(offset, std::min<size_t>(block_size_, data.size() - offset));
     if (block.size() == block_size_ && IsZero(block)) {
-      AddZeroBlocks(first_index, 1);
+      digests.emplace_back(first_index, Pending{1, {}});
     } else {
-      AddDigest(first_index, BlockDigest(block));
+      digests.emplace_back(first_index, Pending{0, BlockDigest(block)});
     }
   }
+  std::lock_guard lock(mutex_);
+  for (auto& [index, pending] : digests) pending_[index] = pending;
+  Drain();
 }
 
 void Blkhash::AddDigest(uint64_t index, Digest digest) {
   std::lock_guard lock(mutex_);
-  pending_[index] = Pending{0, std::move(digest)};
+  pending_[index] = Pending{0, digest};
   Drain();
 }
 
