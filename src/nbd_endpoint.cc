@@ -43,6 +43,11 @@ int CollectExtents(void* user_data, const char* metacontext, uint64_t offset, ui
   return 0;
 }
 
+// A failure while creating or connecting a handle: libnbd's own message.
+Status SetupError(const std::string& name) {
+  return Status::Error(name + ": " + LibnbdError(), nbd_get_errno());
+}
+
 // libnbd's debug messages quote URIs whole; pass them on without secrets.
 int PrintDebug(void* user_data, const char* context, const char* message) {
   std::fprintf(stderr, "libnbd: debug: %s: %s\n", context, RedactPasswords(message).c_str());
@@ -62,7 +67,7 @@ Result<std::unique_ptr<NbdEndpoint>> NbdEndpoint::Connect(const EndpointSpec& sp
                                                           bool debug) {
   std::string name = DisplayName(spec);
   NbdHandle handle(nbd_create());
-  if (!handle) return Status::Error(name + ": " + LibnbdError(), nbd_get_errno());
+  if (!handle) return SetupError(name);
   nbd_handle* h = handle.get();
   nbd_debug_callback print_debug = {.callback = PrintDebug, .user_data = nullptr, .free = nullptr};
   if (nbd_set_debug(h, debug) == -1 || (debug && nbd_set_debug_callback(h, print_debug) == -1) ||
@@ -72,7 +77,7 @@ Result<std::unique_ptr<NbdEndpoint>> NbdEndpoint::Connect(const EndpointSpec& sp
       // used here, so that memset is pure cost (most of our CPU time).
       nbd_set_pread_initialize(h, false) == -1 ||
       nbd_add_meta_context(h, kBaseAllocation) == -1) {
-    return Status::Error(name + ": " + LibnbdError(), nbd_get_errno());
+    return SetupError(name);
   }
   int rc;
   if (spec.kind == EndpointKind::kCommand) {
@@ -83,10 +88,10 @@ Result<std::unique_ptr<NbdEndpoint>> NbdEndpoint::Connect(const EndpointSpec& sp
   } else {
     rc = nbd_connect_uri(h, spec.text.c_str());
   }
-  if (rc == -1) return Status::Error(name + ": " + LibnbdError(), nbd_get_errno());
+  if (rc == -1) return SetupError(name);
 
   int64_t size = nbd_get_size(h);
-  if (size < 0) return Status::Error(name + ": " + LibnbdError(), nbd_get_errno());
+  if (size < 0) return SetupError(name);
   std::unique_ptr<NbdEndpoint> endpoint(new NbdEndpoint(spec, role, debug, std::move(handle)));
   EndpointInfo& info = endpoint->info_;
   info.size = static_cast<uint64_t>(size);
