@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <bit>
 
 namespace nbdcopy {
 
@@ -13,6 +14,13 @@ unsigned OnlineCpus() {
   long n = sysconf(_SC_NPROCESSORS_ONLN);
   return n > 0 ? static_cast<unsigned>(n) : 1;
 }
+
+// Zero ranges shorter than this ride along with the neighbouring data: a
+// separate zero operation costs a round trip, reading 64 KiB of zeroes costs
+// about as much (measured on the fragmented workload, docs/performance.md).
+constexpr uint64_t kCoalesceHoles = 64 * 1024;
+// Zero lengths travel as 32-bit fields; stay well inside.
+constexpr uint64_t kMaxZeroOperation = 1ULL << 30;
 
 std::string SizeText(const EndpointInfo& info) {
   if (info.size) return std::to_string(*info.size);
@@ -34,13 +42,67 @@ Result<CopyPlan> MakeCopyPlan(const Options& options, const Endpoint& source,
   }
 
   CopyPlan plan;
-  uint64_t block = std::max(src.preferred_block_size, dst.preferred_block_size);
-  // A blkhash block is hashed from one buffer: requests are at least that big.
-  if (auto hash = ChecksumSpec(options)) block = std::max(block, hash->block_size);
-  plan.request_size = std::min(std::max(options.request_size, block), kMaxRequestSize);
+  // Block-size rules: the stricter endpoint's minimum and maximum hold for
+  // both, since every request reads from one and writes to the other.
+  const Endpoint* strict_minimum = &source;
+  uint64_t alignment = std::bit_ceil<uint64_t>(std::max<uint32_t>(src.min_block_size, 1));
+  if (uint64_t m = std::bit_ceil<uint64_t>(std::max<uint32_t>(dst.min_block_size, 1));
+      m > alignment) {
+    alignment = m;
+    strict_minimum = &destination;
+  }
+  uint64_t max_request = kMaxRequestSize;
+  const Endpoint* strict_maximum = nullptr;
+  for (const Endpoint* endpoint : {&source, &destination}) {
+    uint32_t maximum = endpoint->info().max_block_size;
+    if (maximum != 0 && std::bit_floor<uint64_t>(maximum) < max_request) {
+      max_request = std::bit_floor<uint64_t>(maximum);
+      strict_maximum = endpoint;
+    }
+  }
+  if (alignment > max_request) {
+    return Status::Error(
+        fmt::format("{}: maximum block size {} is smaller than the minimum block size {} of {}",
+                    strict_maximum->name(), max_request, alignment, strict_minimum->name()));
+  }
+  if (options.request_size_set && options.request_size < alignment) {
+    return Status::Error(fmt::format("--request-size={}: smaller than {}'s minimum block size {}",
+                                     options.request_size, strict_minimum->name(), alignment));
+  }
+  // A blkhash block is hashed from one buffer: requests cover whole blocks.
+  if (auto hash = ChecksumSpec(options)) {
+    if (hash->block_size > max_request) {
+      return Status::Error(
+          fmt::format("--blkhash: block size {} is larger than {}'s maximum "
+                      "block size {}",
+                      hash->block_size, strict_maximum->name(), max_request));
+    }
+    alignment = std::max(alignment, hash->block_size);
+  }
+  plan.alignment = alignment;
+
+  uint64_t preferred = std::max(src.preferred_block_size, dst.preferred_block_size);
+  plan.request_size = std::max({options.request_size, preferred, alignment});
+  if (plan.request_size > max_request) {
+    plan.notes += fmt::format("nbdcopy: request size {} lowered to {}, {}'s maximum block size\n",
+                              plan.request_size, max_request, strict_maximum->name());
+    plan.request_size = max_request;
+  }
+  plan.coalesce_below = std::max(alignment, std::min(kCoalesceHoles, plan.request_size));
+  // Zero detection never splits a destination block.
   plan.sparse_size =
-      options.sparse_size == 0 ? 0 : std::max<uint64_t>(options.sparse_size,
-                                                        dst.preferred_block_size);
+      options.sparse_size == 0
+          ? 0
+          : std::max<uint64_t>(
+                {options.sparse_size, dst.preferred_block_size,
+                 std::bit_ceil<uint64_t>(std::max<uint32_t>(dst.min_block_size, 1))});
+  if (src.size && dst.size && *src.size < *dst.size && !dst.resizable && !dst.partial_blocks_ok &&
+      *src.size % std::max<uint32_t>(dst.min_block_size, 1) != 0) {
+    return Status::Error(fmt::format(
+        "{}: source size {} is not a multiple of the destination's minimum block size {}, and "
+        "the destination is larger: its last block cannot be written in part",
+        destination.name(), *src.size, dst.min_block_size));
+  }
   plan.queue_size = std::max(options.queue_size, plan.request_size);
   plan.requests = options.requests;
   plan.synchronous = options.synchronous || src.sequential || dst.sequential;
@@ -53,8 +115,18 @@ Result<CopyPlan> MakeCopyPlan(const Options& options, const Endpoint& source,
   return plan;
 }
 
-Status PrepareDestination(const Options& options, const Endpoint& source,
-                          Endpoint& destination, CopyPlan* plan) {
+PlanRules RulesFor(const CopyPlan& plan, uint64_t size) {
+  PlanRules rules;
+  rules.image_size = size;
+  rules.alignment = plan.alignment;
+  rules.max_data = plan.request_size;
+  rules.max_zero = std::max(plan.alignment, kMaxZeroOperation / plan.alignment * plan.alignment);
+  rules.coalesce_below = plan.coalesce_below;
+  return rules;
+}
+
+Status PrepareDestination(const Options& options, const Endpoint& source, Endpoint& destination,
+                          CopyPlan* plan) {
   const EndpointInfo& src = source.info();
   if (destination.info().resizable) {
     Status status = destination.Truncate(src.size.value_or(0));
@@ -74,19 +146,20 @@ std::string DescribeCopy(const CopyPlan& plan, const Endpoint& source,
     const EndpointInfo& info = endpoint.info();
     return fmt::format(
         "nbdcopy: {}: {}\n"
-        "nbdcopy: {}: size={} block={} read_only={} extents={} zero={} flush={} multi_conn={} "
-        "sequential={}\n",
-        role, endpoint.name(), role, SizeText(info), info.preferred_block_size, info.read_only,
-        info.can_extents, info.efficient_zero, info.can_flush, info.can_multi_conn,
-        info.sequential);
+        "nbdcopy: {}: size={} block_min={} block={} block_max={} read_only={} extents={} "
+        "zero={} flush={} multi_conn={} sequential={} overlapped_io={}\n",
+        role, endpoint.name(), role, SizeText(info), info.min_block_size, info.preferred_block_size,
+        info.max_block_size, info.read_only, info.can_extents, info.efficient_zero, info.can_flush,
+        info.can_multi_conn, info.sequential, info.overlapped_io);
   };
-  return describe("src", source) + describe("dst", destination) +
+  return plan.notes + describe("src", source) + describe("dst", destination) +
          fmt::format(
-             "nbdcopy: connections={} requests={} request_size={} queue_size={} sparse={} "
-             "synchronous={} extents={} allocated={} skip_zero_ranges={} flush={}\n",
-             plan.connections, plan.requests, plan.request_size, plan.queue_size,
-             plan.sparse_size, plan.synchronous, plan.use_extents, plan.allocated,
-             plan.skip_zero_ranges, plan.flush);
+             "nbdcopy: connections={} requests={} request_size={} alignment={} coalesce_below={} "
+             "queue_size={} sparse={} synchronous={} extents={} allocated={} skip_zero_ranges={} "
+             "flush={}\n",
+             plan.connections, plan.requests, plan.request_size, plan.alignment,
+             plan.coalesce_below, plan.queue_size, plan.sparse_size, plan.synchronous,
+             plan.use_extents, plan.allocated, plan.skip_zero_ranges, plan.flush);
 }
 
 }  // namespace nbdcopy

@@ -35,10 +35,20 @@ Result<std::unique_ptr<FileEndpoint>> FileEndpoint::Create(std::string name, Uni
       return Status::FromErrno(endpoint->name_ + ": BLKGETSIZE64", errno);
     }
     info.size = size;
+    // The logical sector is the smallest unit the device takes (with
+    // BLKZEROOUT and discard); BLKIOMIN its optimal one.
+    int logical_sector = 0;
+    if (ioctl(endpoint->fd_.get(), BLKSSZGET, &logical_sector) == 0 && logical_sector >= 512) {
+      info.min_block_size = static_cast<uint32_t>(logical_sector);
+    } else {
+      info.min_block_size = 512;
+    }
     unsigned int io_min = 0;
     if (ioctl(endpoint->fd_.get(), BLKIOMIN, &io_min) == 0 && io_min >= 512) {
       info.preferred_block_size = io_min;
     }
+    info.preferred_block_size = std::max(info.preferred_block_size, info.min_block_size);
+    info.partial_blocks_ok = true;  // buffered I/O, never O_DIRECT
   } else {
     info.size = static_cast<uint64_t>(st.st_size);
     endpoint->end_of_file_ = *info.size;

@@ -5,6 +5,7 @@
 #include <poll.h>
 
 #include <algorithm>
+#include <bit>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -104,8 +105,17 @@ Result<std::unique_ptr<NbdEndpoint>> NbdEndpoint::Connect(const EndpointSpec& sp
   info.can_multi_conn = spec.kind != EndpointKind::kCommand && nbd_can_multi_conn(h) == 1;
   // Destinations too: --verify reads them back.
   info.can_extents = nbd_can_meta_context(h, kBaseAllocation) == 1;
+  // Advertised block sizes (0 when the server says nothing: then it takes
+  // any alignment, and requests are bounded only by our own 32M cap).
+  int64_t minimum = nbd_get_block_size(h, LIBNBD_SIZE_MINIMUM);
   int64_t preferred = nbd_get_block_size(h, LIBNBD_SIZE_PREFERRED);
+  int64_t maximum = nbd_get_block_size(h, LIBNBD_SIZE_MAXIMUM);
+  if (minimum > 1 && minimum <= (1 << 30)) {
+    info.min_block_size = std::bit_ceil(static_cast<uint32_t>(minimum));
+  }
   if (preferred >= 512) info.preferred_block_size = static_cast<uint32_t>(preferred);
+  info.preferred_block_size = std::max(info.preferred_block_size, info.min_block_size);
+  if (maximum > 0 && maximum < UINT32_MAX) info.max_block_size = static_cast<uint32_t>(maximum);
   return endpoint;
 }
 

@@ -298,6 +298,7 @@ Status Apply(const Occurrence& occurrence, CommandLine* command_line) {
                              std::to_string(kMaxRequestSize));
       }
       options.request_size = *size;
+      options.request_size_set = true;
       break;
     }
     case Id::kQueueSize: {

@@ -124,12 +124,19 @@ class AdaptiveBudget {
   Clock::time_point epoch_start_;
 };
 
+// Blkhash hashes whole blocks: no operation may split one.
+PlanRules MapRules(const CopyPlan& plan, uint64_t size, const Blkhash* blkhash) {
+  CopyPlan aligned = plan;
+  if (blkhash != nullptr) aligned.alignment = std::max(plan.alignment, blkhash->block_size());
+  return RulesFor(aligned, size);
+}
+
 // What every worker shares: the work map, the first failure, statistics.
 class SharedState {
  public:
   SharedState(const CopyPlan& plan, uint64_t size, Blkhash* blkhash, Progress& progress)
       : plan(plan), size(size), blkhash(blkhash), progress(progress),
-        map(size, blkhash ? blkhash->block_size() : 0) {}
+        map(MapRules(plan, size, blkhash)) {}
 
   void Fail(Status status) {
     std::lock_guard lock(mutex_);

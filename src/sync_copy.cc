@@ -32,7 +32,7 @@ class SyncCopier {
 
  private:
   Status CopySized(uint64_t size) {
-    WorkMap map(size, 0);
+    WorkMap map(RulesFor(plan_, size));
     std::deque<Extent> pieces;
     while (map.TakeBatch(source_, plan_.use_extents, 8 * plan_.request_size, &pieces)) {
       for (; !pieces.empty(); pieces.pop_front()) {

@@ -7,12 +7,15 @@
 #include <string>
 
 #include "nbdcopy/endpoint.h"
+#include "nbdcopy/op_planner.h"
 #include "nbdcopy/options.h"
 
 namespace nbdcopy {
 
 struct CopyPlan {
-  uint64_t request_size = 0;  // bytes per read/write
+  uint64_t request_size = 0;  // bytes per read/write, at most
+  uint64_t alignment = 1;     // every request starts and ends on a multiple (but at the end)
+  uint64_t coalesce_below = 0;  // zero ranges shorter than this are copied as data
   uint64_t sparse_size = 0;   // zero-detection granularity; 0 = off
   uint64_t queue_size = 0;    // bytes of data in flight per worker
   unsigned connections = 1;   // workers, one connection each
@@ -22,10 +25,17 @@ struct CopyPlan {
   bool allocated = false;
   bool skip_zero_ranges = false;  // destination already reads as zero there
   bool flush = false;
+  std::string notes;  // adjustments made to the options, for -v ("" when none)
 };
 
+// The planner's rules for an image of `size` bytes copied under `plan`.
+PlanRules RulesFor(const CopyPlan& plan, uint64_t size);
+
 // Resolves settings and refuses impossible copies (read-only or too small
-// destination) without writing anything.
+// destination, block-size rules that no request size can meet) without
+// writing anything. Block-size rules: requests are aligned to the larger
+// minimum block size of the two endpoints (and the blkhash block), at least
+// the larger preferred block size, and at most the smaller maximum.
 Result<CopyPlan> MakeCopyPlan(const Options& options, const Endpoint& source,
                               const Endpoint& destination);
 

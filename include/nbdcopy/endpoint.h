@@ -47,7 +47,17 @@ struct PollInterest {
 
 struct EndpointInfo {
   std::optional<uint64_t> size;  // nullopt: a stream whose end is found by reading
+  // Block-size rules (powers of 2). Every request starts and ends on a
+  // multiple of min_block_size, except at the end of an image whose size is
+  // not a multiple of it; reads and writes are at most max_block_size
+  // (0: no limit of the endpoint's own). Zero operations carry no payload
+  // and are not bound by the maximum.
+  uint32_t min_block_size = 1;
   uint32_t preferred_block_size = 4096;
+  uint32_t max_block_size = 0;
+  // Reads and writes at any alignment work (the page cache of a block
+  // device); min_block_size still binds zero operations.
+  bool partial_blocks_ok = false;
   bool read_only = false;
   bool sequential = false;      // offsets must advance without gaps (pipes)
   bool resizable = false;       // Truncate() works (regular files)

@@ -1,7 +1,8 @@
-// Hands the image out to the copy loops in batches, mapping it with the
-// source's extents as it goes: the map is asked for one window at a time,
-// so extents are fetched once per window, not once per request, and a huge
-// hole costs a few operations.
+// Hands the image out to the copy loops in batches of operations, mapping
+// it with the source's extents as it goes: the source is asked for one
+// window at a time, so extents are fetched once per window, not once per
+// request, and PlanOperations (op_planner.h) turns each answer into
+// operations that obey the block-size rules.
 //
 // Thread safety: TakeBatch() may be called from any thread; the caller's own
 // source connection answers the extents query, under the map's lock (held
@@ -15,24 +16,24 @@
 #include <vector>
 
 #include "nbdcopy/endpoint.h"
+#include "nbdcopy/op_planner.h"
 
 namespace nbdcopy {
 
 class WorkMap {
  public:
-  // Zero pieces are at most this long (lengths travel as 32-bit fields).
+  // Zero operations are at most this long (lengths travel as 32-bit fields).
   static constexpr uint64_t kMaxZeroPiece = 1ULL << 30;
 
-  // block_size > 0: zero ranges are shrunk to whole blocks of that size
-  // (a partly zero block is data), as blkhash needs; the image's short last
-  // block may still be zero. REQUIRES block_size is 0 or a power of 2.
-  WorkMap(uint64_t size, uint64_t block_size) : size_(size), block_size_(block_size) {}
+  // REQUIRES rules valid for PlanOperations; rules.image_size is the size.
+  explicit WorkMap(const PlanRules& rules) : rules_(rules) {}
 
-  // Appends to *pieces the next work: zero pieces met on the way and data
-  // extents totalling up to batch_bytes, in image order. When the map has
-  // run out, asks `source` for the extents of the next window (or treats it
-  // all as data when !use_extents). A failed or useless extents answer makes
-  // that range data. Returns false when no work is left.
+  // Appends to *pieces the next operations: zero operations met on the way
+  // and data operations totalling at least batch_bytes (unless the image
+  // ends first), in image order. When the map has run out, asks `source`
+  // for the extents of the next window (or treats it all as data when
+  // !use_extents). A failed or useless extents answer makes that range
+  // data. Returns false when no work is left.
   bool TakeBatch(Endpoint& source, bool use_extents, uint64_t batch_bytes,
                  std::deque<Extent>* pieces);
 
@@ -40,15 +41,13 @@ class WorkMap {
   static constexpr uint64_t kWindow = 1ULL << 30;
 
   void MapMore(Endpoint& source, bool use_extents);  // REQUIRES mutex_ held
-  void AlignToBlocks(std::vector<Extent>* extents) const;
-  void Append(const Extent& extent);  // merges with the last like extent
 
-  const uint64_t size_;
-  const uint64_t block_size_;
+  const PlanRules rules_;
   std::mutex mutex_;
   uint64_t cursor_ = 0;        // first offset not yet mapped; guarded by mutex_
-  std::deque<Extent> mapped_;  // mapped, not handed out; guarded by mutex_
+  std::deque<Extent> mapped_;  // planned, not handed out; guarded by mutex_
   std::vector<Extent> scratch_;
+  std::vector<Extent> planned_;
 };
 
 }  // namespace nbdcopy

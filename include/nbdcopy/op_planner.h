@@ -1,0 +1,51 @@
+// Turns the source's extents into the copy's operations, obeying the
+// endpoints' block-size rules. A pure function (no I/O, no state): both
+// engines get their work from it through WorkMap, and the unit tests and the
+// fuzz target check its invariants directly.
+//
+// Invariants of the operations PlanOperations appends (each an Extent:
+// zero == true is a zero operation on the destination, false is data to
+// read and write):
+//  - they cover [start, returned end) in order, without gaps or overlap;
+//  - every offset and length is a multiple of rules.alignment, except that
+//    the last operation may end at image_size;
+//  - a data operation is at most rules.max_data bytes, a zero operation at
+//    most rules.max_zero;
+//  - a zero operation lies wholly inside ranges the source called zero;
+//  - zero ranges shorter than rules.coalesce_below become data (they ride
+//    along with the neighbouring data; zero detection finds them again),
+//    so the number of operations follows the amount of data and the number
+//    of large holes, not the number of extents.
+#ifndef NBDCOPY_OP_PLANNER_H_
+#define NBDCOPY_OP_PLANNER_H_
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "nbdcopy/endpoint.h"
+
+namespace nbdcopy {
+
+struct PlanRules {
+  uint64_t image_size = 0;
+  uint64_t alignment = 1;               // power of 2
+  uint64_t max_data = 1 << 20;          // multiple of alignment
+  uint64_t max_zero = 1ULL << 30;       // multiple of alignment
+  uint64_t coalesce_below = 64 * 1024;  // shorter zero ranges are data
+};
+
+// extents: the source's description of a range starting at `start`,
+// contiguous (the caller checks), possibly ending before or after where the
+// caller asked. REQUIRES start < rules.image_size, start is a multiple of
+// rules.alignment, extents non-empty and extents[0].offset == start.
+// Appends operations and returns where they end: the extents' end (capped at
+// image_size) rounded down to the alignment; or, when the extents cover less
+// than one aligned block, the end of that block (capped at image_size), the
+// undescribed part being data.
+uint64_t PlanOperations(uint64_t start, std::span<const Extent> extents, const PlanRules& rules,
+                        std::vector<Extent>* operations);
+
+}  // namespace nbdcopy
+
+#endif  // NBDCOPY_OP_PLANNER_H_

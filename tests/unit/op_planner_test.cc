@@ -1,0 +1,191 @@
+#include "nbdcopy/op_planner.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+namespace nbdcopy {
+namespace {
+
+constexpr uint64_t kKiB = 1024;
+constexpr uint64_t kMiB = 1024 * kKiB;
+
+PlanRules Rules(uint64_t size, uint64_t alignment, uint64_t max_data = kMiB,
+                uint64_t coalesce_below = 0, uint64_t max_zero = 1ULL << 30) {
+  PlanRules rules;
+  rules.image_size = size;
+  rules.alignment = alignment;
+  rules.max_data = max_data;
+  rules.max_zero = max_zero;
+  rules.coalesce_below = coalesce_below;
+  return rules;
+}
+
+// True if [offset, offset + length) lies inside zero extents.
+bool InsideZeroes(const std::vector<Extent>& extents, uint64_t offset, uint64_t length) {
+  uint64_t position = offset;
+  for (const Extent& e : extents) {
+    if (position >= offset + length) break;
+    if (e.offset + e.length <= position) continue;
+    if (e.offset > position || !e.zero) return false;
+    position = e.offset + e.length;
+  }
+  return position >= offset + length;
+}
+
+// Checks every invariant op_planner.h promises.
+void CheckInvariants(uint64_t start, const std::vector<Extent>& extents, const PlanRules& rules,
+                     uint64_t end, const std::vector<Extent>& ops) {
+  ASSERT_GT(end, start);
+  ASSERT_LE(end, rules.image_size);
+  EXPECT_TRUE(end == rules.image_size || end % rules.alignment == 0) << end;
+  uint64_t position = start;
+  for (const Extent& op : ops) {
+    ASSERT_EQ(op.offset, position) << "gap or overlap";
+    ASSERT_GT(op.length, 0u);
+    EXPECT_EQ(op.offset % rules.alignment, 0u) << op.offset;
+    uint64_t op_end = op.offset + op.length;
+    EXPECT_TRUE(op_end % rules.alignment == 0 || op_end == rules.image_size) << op_end;
+    EXPECT_LE(op.length, op.zero ? rules.max_zero : rules.max_data);
+    if (op.zero) {
+      EXPECT_TRUE(InsideZeroes(extents, op.offset, op.length)) << op.offset << "+" << op.length;
+      EXPECT_GE(op.length, std::min(rules.coalesce_below, op.length));
+    }
+    position = op_end;
+  }
+  EXPECT_EQ(position, end);
+}
+
+std::vector<Extent> Plan(uint64_t start, const std::vector<Extent>& extents, const PlanRules& rules,
+                         uint64_t* end = nullptr) {
+  std::vector<Extent> ops;
+  uint64_t planned_end = PlanOperations(start, extents, rules, &ops);
+  CheckInvariants(start, extents, rules, planned_end, ops);
+  if (end != nullptr) *end = planned_end;
+  return ops;
+}
+
+TEST(OpPlannerTest, DataIsSplitIntoRequests) {
+  auto ops = Plan(0, {{0, 3 * kMiB, false}}, Rules(3 * kMiB, 512));
+  EXPECT_EQ(ops,
+            (std::vector<Extent>{{0, kMiB, false}, {kMiB, kMiB, false}, {2 * kMiB, kMiB, false}}));
+}
+
+TEST(OpPlannerTest, LargeHoleIsOneZeroOperation) {
+  auto ops = Plan(0, {{0, kMiB, false}, {kMiB, 64 * kMiB, true}, {65 * kMiB, kMiB, false}},
+                  Rules(66 * kMiB, 512, kMiB, 64 * kKiB));
+  EXPECT_EQ(ops, (std::vector<Extent>{
+                     {0, kMiB, false}, {kMiB, 64 * kMiB, true}, {65 * kMiB, kMiB, false}}));
+}
+
+TEST(OpPlannerTest, HugeHoleIsSplitAtMaxZero) {
+  auto ops = Plan(0, {{0, 5 * kMiB, true}}, Rules(5 * kMiB, 4096, kMiB, 0, 2 * kMiB));
+  EXPECT_EQ(ops, (std::vector<Extent>{
+                     {0, 2 * kMiB, true}, {2 * kMiB, 2 * kMiB, true}, {4 * kMiB, kMiB, true}}));
+}
+
+TEST(OpPlannerTest, SmallHolesRideAlongWithData) {
+  // 4K data, 4K hole, repeated: the fragmented workload.
+  std::vector<Extent> extents;
+  for (uint64_t offset = 0; offset < 4 * kMiB; offset += 4 * kKiB) {
+    extents.push_back({offset, 4 * kKiB, (offset / (4 * kKiB)) % 2 == 1});
+  }
+  auto ops = Plan(0, extents, Rules(4 * kMiB, 1, kMiB, 64 * kKiB));
+  ASSERT_EQ(ops.size(), 4u);  // follows the data, not the 1024 extents
+  for (const Extent& op : ops) EXPECT_FALSE(op.zero);
+}
+
+TEST(OpPlannerTest, UnalignedHoleKeepsOnlyWholeBlocks) {
+  // A hole from 10K to 200K with 64K blocks: only 64K..192K may be zeroed.
+  auto ops = Plan(
+      0, {{0, 10 * kKiB, false}, {10 * kKiB, 190 * kKiB, true}, {200 * kKiB, 56 * kKiB, false}},
+      Rules(256 * kKiB, 64 * kKiB, kMiB, 64 * kKiB));
+  EXPECT_EQ(ops, (std::vector<Extent>{{0, 64 * kKiB, false},
+                                      {64 * kKiB, 128 * kKiB, true},
+                                      {192 * kKiB, 64 * kKiB, false}}));
+}
+
+TEST(OpPlannerTest, HoleSmallerThanABlockIsData) {
+  auto ops =
+      Plan(0, {{0, 4 * kKiB, false}, {4 * kKiB, 60 * kKiB, true}, {64 * kKiB, 64 * kKiB, false}},
+           Rules(128 * kKiB, 64 * kKiB));
+  EXPECT_EQ(ops, (std::vector<Extent>{{0, 128 * kKiB, false}}));
+}
+
+TEST(OpPlannerTest, AdjacentZeroExtentsMergeBeforeAligning) {
+  auto ops = Plan(0, {{0, 2 * kKiB, true}, {2 * kKiB, 2 * kKiB, true}, {4 * kKiB, 4 * kKiB, false}},
+                  Rules(8 * kKiB, 4 * kKiB));
+  EXPECT_EQ(ops, (std::vector<Extent>{{0, 4 * kKiB, true}, {4 * kKiB, 4 * kKiB, false}}));
+}
+
+TEST(OpPlannerTest, ShortLastBlockMayBeZeroed) {
+  // Image of 100000 bytes, 64K blocks: the zero tail ends at the image end.
+  auto ops = Plan(0, {{0, 65536, false}, {65536, 100000 - 65536, true}}, Rules(100000, 64 * kKiB));
+  EXPECT_EQ(ops, (std::vector<Extent>{{0, 65536, false}, {65536, 100000 - 65536, true}}));
+}
+
+TEST(OpPlannerTest, ShortLastBlockOfData) {
+  auto ops = Plan(0, {{0, 1000, false}}, Rules(1000, 4096));
+  EXPECT_EQ(ops, (std::vector<Extent>{{0, 1000, false}}));
+}
+
+TEST(OpPlannerTest, AnswerEndingMidBlockIsCutToTheBlock) {
+  uint64_t end = 0;
+  auto ops = Plan(0, {{0, 100 * kKiB, true}}, Rules(kMiB, 64 * kKiB), &end);
+  EXPECT_EQ(end, 64 * kKiB);
+  EXPECT_EQ(ops, (std::vector<Extent>{{0, 64 * kKiB, true}}));
+}
+
+TEST(OpPlannerTest, AnswerShorterThanABlockMakesOneDataBlock) {
+  uint64_t end = 0;
+  auto ops = Plan(64 * kKiB, {{64 * kKiB, 512, true}}, Rules(kMiB, 64 * kKiB), &end);
+  EXPECT_EQ(end, 128 * kKiB);
+  EXPECT_EQ(ops, (std::vector<Extent>{{64 * kKiB, 64 * kKiB, false}}));
+}
+
+TEST(OpPlannerTest, AnswerPastTheImageIsCapped) {
+  uint64_t end = 0;
+  auto ops = Plan(0, {{0, 4096, false}, {4096, 1ULL << 40, true}}, Rules(10000, 512), &end);
+  EXPECT_EQ(end, 10000u);
+  EXPECT_EQ(ops, (std::vector<Extent>{{0, 4096, false}, {4096, 10000 - 4096, true}}));
+}
+
+// Random extent lists crossed with block-size rules: the invariants hold,
+// and the operation count follows data and large holes, not extents.
+TEST(OpPlannerTest, RandomExtentsKeepTheInvariants) {
+  std::mt19937_64 rng(7);
+  const uint64_t minimums[] = {1, 512, 4096, 64 * kKiB};
+  const uint64_t maximums[] = {64 * kKiB, kMiB, 32 * kMiB};
+  for (int round = 0; round < 3000; ++round) {
+    uint64_t alignment = minimums[rng() % 4];
+    uint64_t max_data = std::max(alignment, maximums[rng() % 3]);
+    uint64_t coalesce = (rng() % 2) ? 0 : std::max(alignment, 64 * kKiB);
+    uint64_t size = 1 + rng() % (8 * kMiB);
+    uint64_t start = (rng() % size) / alignment * alignment;
+    std::vector<Extent> extents;
+    uint64_t position = start;
+    bool zero = rng() % 2;
+    uint64_t large_holes = 0;
+    while (position < size && extents.size() < 200) {
+      uint64_t length = 1 + rng() % ((rng() % 4 == 0) ? 2 * kMiB : 8 * kKiB);
+      extents.push_back({position, length, zero});
+      if (zero && length >= coalesce) ++large_holes;
+      position += length;
+      zero = !zero;
+    }
+    PlanRules rules = Rules(size, alignment, max_data, coalesce, 4 * kMiB);
+    std::vector<Extent> ops;
+    uint64_t end = PlanOperations(start, extents, rules, &ops);
+    SCOPED_TRACE(testing::Message() << "round " << round << " alignment " << alignment);
+    CheckInvariants(start, extents, rules, end, ops);
+    if (coalesce > 0) {
+      uint64_t bound =
+          (end - start) / max_data + 2 * large_holes + 2 + (end - start) / rules.max_zero;
+      EXPECT_LE(ops.size(), bound);
+    }
+    if (testing::Test::HasFailure()) return;
+  }
+}
+
+}  // namespace
+}  // namespace nbdcopy
