@@ -8,6 +8,7 @@
 #include <cstdio>
 
 #include "nbdcopy/blkhash.h"
+#include "nbdcopy/cancel.h"
 #include "nbdcopy/copy_plan.h"
 #include "nbdcopy/endpoint_spec.h"
 #include "nbdcopy/local_endpoints.h"
@@ -132,9 +133,10 @@ Status WriteDigest(const Options& options, const std::string& digest) {
   return Status::Ok();
 }
 
-}  // namespace
-
-Status RunCopy(const Options& options) {
+// The job up to its Status; *progress is created once the source's size is
+// known, and left for the caller to read and end.
+Status Copy(const Options& options, std::optional<Progress>* progress,
+            std::optional<uint64_t>* size) {
   Result<EndpointSpec> source_spec = ClassifyEndpoint(options.source, Role::kSource);
   if (!source_spec.ok()) return source_spec.status();
   Result<EndpointSpec> destination_spec = ClassifyEndpoint(options.destination, Role::kDestination);
@@ -148,6 +150,7 @@ Status RunCopy(const Options& options) {
   // The source first: if it cannot be opened the destination is never touched.
   auto source = OpenEndpoint(*source_spec, Role::kSource, flags);
   if (!source.ok()) return source.status();
+  *size = (*source)->info().size;
   auto destination = OpenEndpoint(*destination_spec, Role::kDestination, flags);
   if (!destination.ok()) return destination.status();
   if (options.verify && (*destination)->info().sequential) {
@@ -156,6 +159,7 @@ Status RunCopy(const Options& options) {
 
   Result<CopyPlan> plan = MakeCopyPlan(options, **source, **destination);
   if (!plan.ok()) return plan.status();
+  if (CancelRequested()) return CancelledStatus();  // before the destination is touched
   if (Status status = PrepareDestination(options, **source, **destination, &*plan);
       !status.ok()) {
     return status;
@@ -164,10 +168,10 @@ Status RunCopy(const Options& options) {
 
   std::optional<BlkhashSpec> hash_spec = ChecksumSpec(options);
 
-  Progress progress(options.progress, options.progress_fd, (*source)->info().size);
-  progress.Start();
+  progress->emplace(options.progress, options.progress_fd, *size);
+  (*progress)->Start();
   uint64_t length = 0;
-  Result<std::string> digest = CopyAndHash(options, *plan, **source, **destination, progress,
+  Result<std::string> digest = CopyAndHash(options, *plan, **source, **destination, **progress,
                                            hash_spec ? &*hash_spec : nullptr, &length);
   if (!digest.ok()) return digest.status();
 
@@ -185,9 +189,28 @@ Status RunCopy(const Options& options) {
           (*destination)->name(), *copied, *digest));
     }
   }
-  progress.Finish();
+  (*progress)->Finish();
   if (options.blkhash) return WriteDigest(options, *digest);
   return Status::Ok();
+}
+
+std::string InterruptedMessage(uint64_t copied, std::optional<uint64_t> total) {
+  if (!total) return fmt::format("interrupted after copying {} bytes", copied);
+  return fmt::format("interrupted after copying {} of {} bytes", copied, *total);
+}
+
+}  // namespace
+
+CopyOutcome RunCopy(const Options& options) {
+  std::optional<Progress> progress;
+  std::optional<uint64_t> size;
+  Status status = Copy(options, &progress, &size);
+  uint64_t copied = progress ? progress->copied() : 0;
+  progress.reset();  // ends the bar's line before any message
+  // Whatever failed after a signal (a server killed by the same Ctrl-C,
+  // say) failed because of it.
+  if (!status.ok() && CancelRequested()) status = Status::Error(InterruptedMessage(copied, size));
+  return CopyOutcome{status, ExitStatusFor(status)};
 }
 
 }  // namespace nbdcopy

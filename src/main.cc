@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "nbdcopy/cancel.h"
 #include "nbdcopy/copy_job.h"
 #include "nbdcopy/options.h"
 
@@ -49,8 +50,10 @@ int Main(int argc, char** argv) {
       Print(ShortOptionsText());
       return kExitSuccess;
     case Action::kCopy: {
-      Status status = RunCopy(command_line->options);
-      return status.ok() ? kExitSuccess : Fail(status);
+      if (Status status = InstallCancelHandlers(); !status.ok()) return Fail(status);
+      CopyOutcome outcome = RunCopy(command_line->options);
+      if (!outcome.status.ok()) Fail(outcome.status);
+      return outcome.exit_status;
     }
   }
   return kExitFailure;

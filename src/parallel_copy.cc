@@ -11,6 +11,7 @@
 #include <mutex>
 #include <thread>
 
+#include "nbdcopy/cancel.h"
 #include "nbdcopy/work_map.h"
 #include "nbdcopy/zero_detect.h"
 
@@ -158,6 +159,8 @@ class SharedState {
     stats.bytes_written += worker.bytes_written;
     stats.bytes_zeroed += worker.bytes_zeroed;
     stats.bytes_skipped += worker.bytes_skipped;
+    stats.requests += worker.requests;
+    stats.final_budget = std::max(stats.final_budget, worker.final_budget);
     ++stats.workers;
   }
 
@@ -199,14 +202,16 @@ class Worker {
   void Run() {
     std::vector<Completion> completions;
     for (;;) {
-      if (!shared_.failed()) Admit();
-      bool no_more_work = shared_.failed() || (map_done_ && pieces_.empty());
+      if (!shared_.failed() && !CancelRequested()) Admit();
+      bool no_more_work =
+          shared_.failed() || CancelRequested() || (map_done_ && pieces_.empty());
       if (requests_in_flight_ == 0 && no_more_work) break;
       if (!Collect(&completions)) {
         WaitForEvents();
         Collect(&completions);
       }
     }
+    stats_.final_budget = budget_.budget();
     shared_.MergeStats(stats_);
   }
 
@@ -246,6 +251,7 @@ class Worker {
       Slot& slot = slots_[index];
       slot.buffer = TakeBuffer();
       stats_.bytes_read += piece.length;
+      ++stats_.requests;
       slot.pending = 1;
       source_.StartRead(piece.offset, std::span(slot.buffer, piece.length), index);
     }
@@ -268,6 +274,7 @@ class Worker {
     unsigned index = TakeSlot(piece);
     slots_[index].pending = 1;
     stats_.bytes_zeroed += piece.length;
+    ++stats_.requests;
     destination_.StartZero(piece.offset, piece.length, plan_.allocated, index);
   }
 
@@ -341,6 +348,7 @@ class Worker {
       return;
     }
     ++slot.pending;
+    ++stats_.requests;
     if (zero) {
       stats_.bytes_zeroed += run.size();
       destination_.StartZero(offset, run.size(), plan_.allocated, index);
@@ -446,6 +454,7 @@ Status ParallelCopy(const CopyPlan& plan, Endpoint& source, Endpoint& destinatio
   }  // joins the helpers
   if (stats != nullptr) *stats = shared.stats;
   if (shared.failed()) return shared.first_error();
+  if (CancelRequested()) return CancelledStatus();
   return plan.flush ? destination.Flush() : Status::Ok();
 }
 

@@ -4,6 +4,7 @@
 #include <deque>
 #include <vector>
 
+#include "nbdcopy/cancel.h"
 #include "nbdcopy/work_map.h"
 #include "nbdcopy/zero_detect.h"
 
@@ -14,12 +15,13 @@ namespace {
 class SyncCopier {
  public:
   SyncCopier(const CopyPlan& plan, Endpoint& source, Endpoint& destination, Progress& progress,
-             SequentialBlkhash* blkhash)
+             SequentialBlkhash* blkhash, CopyStats* stats)
       : plan_(plan),
         source_(source),
         destination_(destination),
         progress_(progress),
         blkhash_(blkhash),
+        stats_(stats != nullptr ? *stats : ignored_stats_),
         buffer_(plan.request_size),
         detect_zeroes_(plan.sparse_size > 0 && destination.info().efficient_zero) {}
 
@@ -36,6 +38,7 @@ class SyncCopier {
     std::deque<Extent> pieces;
     while (map.TakeBatch(source_, plan_.use_extents, 8 * plan_.request_size, &pieces)) {
       for (; !pieces.empty(); pieces.pop_front()) {
+        if (CancelRequested()) return CancelledStatus();
         const Extent& piece = pieces.front();
         Status status = piece.zero ? ZeroRange(piece.offset, piece.length)
                                    : CopyData(piece.offset, piece.length);
@@ -47,9 +50,12 @@ class SyncCopier {
 
   Status CopyStream() {
     for (;;) {
+      if (CancelRequested()) return CancelledStatus();
       Result<size_t> got = source_.Read(copied_, buffer_);
+      ++stats_.requests;
       if (!got.ok()) return got.status();
       if (*got == 0) return Status::Ok();
+      stats_.bytes_read += *got;
       Status status = WriteData(copied_, std::span(buffer_.data(), *got));
       if (!status.ok()) return status;
     }
@@ -59,7 +65,9 @@ class SyncCopier {
     while (length > 0) {
       size_t n = std::min<uint64_t>(length, buffer_.size());
       Result<size_t> got = source_.Read(offset, std::span(buffer_.data(), n));
+      ++stats_.requests;
       if (!got.ok()) return got.status();
+      stats_.bytes_read += n;
       Status status = WriteData(offset, std::span(buffer_.data(), n));
       if (!status.ok()) return status;
       offset += n;
@@ -71,8 +79,10 @@ class SyncCopier {
   Status ZeroRange(uint64_t offset, uint64_t length) {
     if (blkhash_ != nullptr) blkhash_->Zeroes(length);
     if (!plan_.skip_zero_ranges) {
-      Status status = destination_.Zero(offset, length, plan_.allocated);
+      Status status = CountedZero(offset, length);
       if (!status.ok()) return status;
+    } else {
+      stats_.bytes_skipped += length;
     }
     Done(length);
     return Status::Ok();
@@ -84,16 +94,31 @@ class SyncCopier {
     if (blkhash_ != nullptr) blkhash_->Data(data);
     Status status =
         !detect_zeroes_
-            ? destination_.Write(offset, data)
+            ? CountedWrite(offset, data)
             : ForEachZeroRun(offset, data, plan_.sparse_size,
                              [this](uint64_t run_offset, std::span<const std::byte> run,
                                     bool zero) {
-                               if (!zero) return destination_.Write(run_offset, run);
-                               if (plan_.skip_zero_ranges) return Status::Ok();
-                               return destination_.Zero(run_offset, run.size(), plan_.allocated);
+                               if (!zero) return CountedWrite(run_offset, run);
+                               if (!plan_.skip_zero_ranges) {
+                                 return CountedZero(run_offset, run.size());
+                               }
+                               stats_.bytes_skipped += run.size();
+                               return Status::Ok();
                              });
     if (status.ok()) Done(data.size());
     return status;
+  }
+
+  Status CountedWrite(uint64_t offset, std::span<const std::byte> data) {
+    ++stats_.requests;
+    stats_.bytes_written += data.size();
+    return destination_.Write(offset, data);
+  }
+
+  Status CountedZero(uint64_t offset, uint64_t length) {
+    ++stats_.requests;
+    stats_.bytes_zeroed += length;
+    return destination_.Zero(offset, length, plan_.allocated);
   }
 
   void Done(uint64_t bytes) {
@@ -106,6 +131,8 @@ class SyncCopier {
   Endpoint& destination_;
   Progress& progress_;
   SequentialBlkhash* const blkhash_;
+  CopyStats ignored_stats_;
+  CopyStats& stats_;
   std::vector<std::byte> buffer_;
   const bool detect_zeroes_;
   uint64_t copied_ = 0;
@@ -114,8 +141,10 @@ class SyncCopier {
 }  // namespace
 
 Status SyncCopy(const CopyPlan& plan, Endpoint& source, Endpoint& destination,
-                Progress& progress, SequentialBlkhash* blkhash, uint64_t* copied) {
-  return SyncCopier(plan, source, destination, progress, blkhash).Run(copied);
+                Progress& progress, SequentialBlkhash* blkhash, uint64_t* copied,
+                CopyStats* stats) {
+  if (stats != nullptr) stats->workers = 1;
+  return SyncCopier(plan, source, destination, progress, blkhash, stats).Run(copied);
 }
 
 }  // namespace nbdcopy

@@ -9,9 +9,18 @@
 
 namespace nbdcopy {
 
+struct CopyOutcome {
+  // OK, or the one-line error to print. After SIGINT/SIGTERM/SIGHUP:
+  // "interrupted after copying N of M bytes" ("N bytes" for a stream).
+  Status status;
+  int exit_status = 0;  // 0, 1, or 128 + signal after a cancel (ExitStatusFor)
+};
+
 // REQUIRES options came from ParseCommandLine with Action::kCopy.
 // -v output goes to stderr; the digest to --blkhash-file or stdout.
-Status RunCopy(const Options& options);
+// Cancellable (cancel.h); by the time it returns the progress bar's line is
+// ended and every endpoint is closed ("[ CMD ]" servers reaped).
+CopyOutcome RunCopy(const Options& options);
 
 }  // namespace nbdcopy
 

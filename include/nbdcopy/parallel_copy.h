@@ -26,6 +26,8 @@ struct CopyStats {
   uint64_t bytes_zeroed = 0;   // by zero operations
   uint64_t bytes_skipped = 0;  // zero ranges left alone (already zero)
   unsigned workers = 0;        // workers that ran (connected)
+  uint64_t requests = 0;       // operations started: reads, writes, zeroes
+  uint64_t final_budget = 0;   // largest adaptive data budget in force at the end
 };
 
 // Copies the source to the destination with plan.connections workers.
@@ -36,7 +38,9 @@ struct CopyStats {
 // completed writes, so plan.flush flushes the given destination once, after
 // every worker has finished. With blkhash, every block of the source is
 // added to it (hashed in the workers, in parallel). Returns the first
-// failure; all workers stop soon after it.
+// failure; all workers stop soon after it. Once CancelRequested(), workers
+// admit nothing new, finish what is in flight, and CancelledStatus() is
+// returned (no flush).
 // REQUIRES the source has a known size, neither endpoint is sequential,
 // plan.connections == 1 unless both can_multi_conn, and the destination was
 // prepared (PrepareDestination).

@@ -8,6 +8,7 @@
 #include "nbdcopy/blkhash.h"
 #include "nbdcopy/copy_plan.h"
 #include "nbdcopy/endpoint.h"
+#include "nbdcopy/parallel_copy.h"
 #include "nbdcopy/progress.h"
 
 namespace nbdcopy {
@@ -17,11 +18,13 @@ namespace nbdcopy {
 // plan.skip_zero_ranges), data becomes Write(). Flushes if plan.flush.
 // With blkhash, the source's data is hashed into it in order.
 // *copied (optional) receives the bytes copied: a stream's length.
-// Returns the first failure; the copy is then incomplete.
+// *stats (optional) receives the byte and request counts.
+// Returns the first failure; the copy is then incomplete. Stops between
+// requests once CancelRequested(), returning CancelledStatus().
 // REQUIRES the destination was prepared (PrepareDestination).
 Status SyncCopy(const CopyPlan& plan, Endpoint& source, Endpoint& destination,
                 Progress& progress, SequentialBlkhash* blkhash = nullptr,
-                uint64_t* copied = nullptr);
+                uint64_t* copied = nullptr, CopyStats* stats = nullptr);
 
 }  // namespace nbdcopy
 

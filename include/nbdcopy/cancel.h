@@ -1,0 +1,42 @@
+// Process-wide cancellation. SIGINT, SIGTERM and SIGHUP ask the copy to
+// stop: the engines stop admitting new requests, let the ones in flight
+// finish, and return CancelledStatus(); the job then closes its endpoints
+// (reaping any "[ CMD ]" server) and reports how far it got.
+// Thread safety: every function may be called from any thread;
+// RequestCancel is also async-signal-safe.
+#ifndef NBDCOPY_CANCEL_H_
+#define NBDCOPY_CANCEL_H_
+
+#include "nbdcopy/status.h"
+
+namespace nbdcopy {
+
+// Records the first request (signal_number > 0). Async-signal-safe.
+void RequestCancel(int signal_number);
+
+// True once RequestCancel was called. Cheap: engines call it per admission.
+bool CancelRequested();
+
+// The signal that asked first, 0 if none.
+int CancelSignal();
+
+// What an engine returns when it stopped early because of a cancel.
+Status CancelledStatus();
+
+// The exit status for a run that ended with `status`: 0 on success,
+// 128 + signal after a cancel (130 SIGINT, 143 SIGTERM, 129 SIGHUP), else 1.
+int ExitStatusFor(const Status& status);
+
+// Installs the handlers: SIGINT, SIGTERM and SIGHUP call RequestCancel (a
+// second one ends the process at once, by that signal); SIGPIPE gets a
+// handler that does nothing, so a write to a closed pipe fails with EPIPE
+// and is reported like any other write error. Handlers, unlike ignored
+// signals, are reset by exec, so "[ CMD ]" servers start with defaults.
+Status InstallCancelHandlers();
+
+// Unit tests only: forgets any request.
+void ResetCancelForTesting();
+
+}  // namespace nbdcopy
+
+#endif  // NBDCOPY_CANCEL_H_

@@ -1,0 +1,63 @@
+#include "nbdcopy/cancel.h"
+
+#include <errno.h>
+#include <signal.h>
+
+#include <atomic>
+
+namespace nbdcopy {
+
+namespace {
+
+// Lock-free, so safe to touch from a signal handler.
+std::atomic<int> cancel_signal{0};
+static_assert(std::atomic<int>::is_always_lock_free);
+
+constexpr int kExitFailure = 1;
+constexpr int kExitSignalBase = 128;
+
+void OnCancelSignal(int signal_number) {
+  int expected = 0;
+  if (cancel_signal.compare_exchange_strong(expected, signal_number)) return;
+  // Asked twice: the user does not want to wait for requests in flight.
+  signal(signal_number, SIG_DFL);
+  raise(signal_number);
+}
+
+void IgnoreSignal(int) {}
+
+}  // namespace
+
+void RequestCancel(int signal_number) {
+  int expected = 0;
+  cancel_signal.compare_exchange_strong(expected, signal_number);
+}
+
+bool CancelRequested() { return cancel_signal.load(std::memory_order_relaxed) != 0; }
+
+int CancelSignal() { return cancel_signal.load(); }
+
+Status CancelledStatus() { return Status::Error("interrupted", EINTR); }
+
+int ExitStatusFor(const Status& status) {
+  if (status.ok()) return 0;
+  int signal_number = CancelSignal();
+  return signal_number != 0 ? kExitSignalBase + signal_number : kExitFailure;
+}
+
+Status InstallCancelHandlers() {
+  struct sigaction action = {};
+  sigemptyset(&action.sa_mask);
+  action.sa_flags = SA_RESTART;
+  for (int signal_number : {SIGINT, SIGTERM, SIGHUP, SIGPIPE}) {
+    action.sa_handler = signal_number == SIGPIPE ? IgnoreSignal : OnCancelSignal;
+    if (sigaction(signal_number, &action, nullptr) == -1) {
+      return Status::FromErrno("sigaction", errno);
+    }
+  }
+  return Status::Ok();
+}
+
+void ResetCancelForTesting() { cancel_signal.store(0); }
+
+}  // namespace nbdcopy

@@ -1,0 +1,64 @@
+#!/usr/bin/env python3
+"""Runs a command on a pseudo-terminal (stdin, stdout and stderr), saving
+everything it prints to OUTFILE; exits with its exit status (128 + N if a
+signal N killed it).
+
+usage: pty_run.py [--ctrl-c-after REGEX] OUTFILE CMD [ARGS...]
+
+--ctrl-c-after: once the output matches REGEX, type Ctrl-C on the terminal,
+as a user would (the line discipline sends SIGINT to the whole foreground
+process group). A watchdog ends the run after 120 s (exit status 124).
+"""
+import os
+import pty
+import re
+import select
+import signal
+import sys
+import time
+
+WATCHDOG_SECONDS = 120
+
+
+def main():
+    args = sys.argv[1:]
+    ctrl_c_after = None
+    if args[0] == "--ctrl-c-after":
+        ctrl_c_after = re.compile(args[1].encode())
+        args = args[2:]
+    outfile, command = args[0], args[1:]
+
+    pid, master = pty.fork()
+    if pid == 0:
+        os.execvp(command[0], command)
+    output = b""
+    typed = False
+    deadline = time.monotonic() + WATCHDOG_SECONDS
+    while True:
+        if time.monotonic() > deadline:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            open(outfile, "wb").write(output)
+            sys.exit(124)
+        ready, _, _ = select.select([master], [], [], 1.0)
+        if not ready:
+            continue
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:  # EIO: the child closed the terminal
+            break
+        if not chunk:
+            break
+        output += chunk
+        if ctrl_c_after and not typed and ctrl_c_after.search(output):
+            os.write(master, b"\x03")
+            typed = True
+    _, status = os.waitpid(pid, 0)
+    open(outfile, "wb").write(output)
+    if os.WIFSIGNALED(status):
+        sys.exit(128 + os.WTERMSIG(status))
+    sys.exit(os.WEXITSTATUS(status))
+
+
+if __name__ == "__main__":
+    main()
