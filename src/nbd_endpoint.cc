@@ -119,20 +119,40 @@ Result<std::unique_ptr<NbdEndpoint>> NbdEndpoint::Connect(const EndpointSpec& sp
   return endpoint;
 }
 
+bool NbdEndpoint::IsShortTail(uint64_t offset, uint64_t length) const {
+  return info_.min_block_size > 1 && offset + length == *info_.size &&
+         length % info_.min_block_size != 0;
+}
+
+template <typename Call>
+int NbdEndpoint::WithTailAllowed(uint64_t offset, uint64_t length, Call start) {
+  if (!IsShortTail(offset, length)) return start();
+  nbd_handle* h = handle_.get();
+  uint32_t mode = nbd_get_strict_mode(h);
+  nbd_set_strict_mode(h, mode & ~LIBNBD_STRICT_ALIGN);
+  int rc = start();
+  nbd_set_strict_mode(h, mode);
+  return rc;
+}
+
 Status NbdEndpoint::LastError(const char* op, uint64_t offset, uint64_t length) const {
   int error_number = nbd_get_errno();
   return IoError(name_, op, offset, length, LibnbdError(), error_number ? error_number : EIO);
 }
 
 Result<size_t> NbdEndpoint::Read(uint64_t offset, std::span<std::byte> buffer) {
-  if (nbd_pread(handle_.get(), buffer.data(), buffer.size(), offset, 0) == -1) {
+  if (WithTailAllowed(offset, buffer.size(), [&] {
+        return nbd_pread(handle_.get(), buffer.data(), buffer.size(), offset, 0);
+      }) == -1) {
     return LastError("read", offset, buffer.size());
   }
   return buffer.size();
 }
 
 Status NbdEndpoint::Write(uint64_t offset, std::span<const std::byte> data) {
-  if (nbd_pwrite(handle_.get(), data.data(), data.size(), offset, 0) == -1) {
+  if (WithTailAllowed(offset, data.size(), [&] {
+        return nbd_pwrite(handle_.get(), data.data(), data.size(), offset, 0);
+      }) == -1) {
     return LastError("write", offset, data.size());
   }
   return Status::Ok();
@@ -143,7 +163,10 @@ Status NbdEndpoint::Zero(uint64_t offset, uint64_t length, bool allocate) {
   uint32_t flags = allocate ? LIBNBD_CMD_FLAG_NO_HOLE : 0;
   while (length > 0) {
     uint64_t n = std::min(length, kMaxZeroLength);
-    if (nbd_zero(handle_.get(), n, offset, flags) == -1) return LastError("zero", offset, n);
+    if (WithTailAllowed(offset, n, [&] { return nbd_zero(handle_.get(), n, offset, flags); }) ==
+        -1) {
+      return LastError("zero", offset, n);
+    }
     offset += n;
     length -= n;
   }
@@ -222,7 +245,9 @@ int NbdEndpoint::OnCommandDone(void* user_data, int* error) {
 void NbdEndpoint::StartRead(uint64_t offset, std::span<std::byte> buffer, uint64_t tag) {
   Command* command = NewCommand("read", offset, buffer.size(), tag);
   nbd_completion_callback done = {.callback = OnCommandDone, .user_data = command, .free = nullptr};
-  if (nbd_aio_pread(handle_.get(), buffer.data(), buffer.size(), offset, done, 0) == -1) {
+  if (WithTailAllowed(offset, buffer.size(), [&] {
+        return nbd_aio_pread(handle_.get(), buffer.data(), buffer.size(), offset, done, 0);
+      }) == -1) {
     FailToStart(command);
   }
 }
@@ -230,7 +255,9 @@ void NbdEndpoint::StartRead(uint64_t offset, std::span<std::byte> buffer, uint64
 void NbdEndpoint::StartWrite(uint64_t offset, std::span<const std::byte> data, uint64_t tag) {
   Command* command = NewCommand("write", offset, data.size(), tag);
   nbd_completion_callback done = {.callback = OnCommandDone, .user_data = command, .free = nullptr};
-  if (nbd_aio_pwrite(handle_.get(), data.data(), data.size(), offset, done, 0) == -1) {
+  if (WithTailAllowed(offset, data.size(), [&] {
+        return nbd_aio_pwrite(handle_.get(), data.data(), data.size(), offset, done, 0);
+      }) == -1) {
     FailToStart(command);
   }
 }
@@ -243,7 +270,11 @@ void NbdEndpoint::StartZero(uint64_t offset, uint64_t length, bool allocate, uin
   Command* command = NewCommand("zero", offset, length, tag);
   nbd_completion_callback done = {.callback = OnCommandDone, .user_data = command, .free = nullptr};
   uint32_t flags = allocate ? LIBNBD_CMD_FLAG_NO_HOLE : 0;
-  if (nbd_aio_zero(handle_.get(), length, offset, done, flags) == -1) FailToStart(command);
+  if (WithTailAllowed(offset, length, [&] {
+        return nbd_aio_zero(handle_.get(), length, offset, done, flags);
+      }) == -1) {
+    FailToStart(command);
+  }
 }
 
 PollInterest NbdEndpoint::poll_interest() const {

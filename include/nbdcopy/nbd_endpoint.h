@@ -59,6 +59,13 @@ class NbdEndpoint : public Endpoint {
         name_(DisplayName(spec)),
         handle_(std::move(handle)) {}
   Status LastError(const char* op, uint64_t offset, uint64_t length) const;
+  // The request covers the short last block of an export whose size is not
+  // a multiple of the minimum block size: libnbd's alignment check would
+  // refuse it, yet the protocol allows it.
+  bool IsShortTail(uint64_t offset, uint64_t length) const;
+  // Runs `start` (a libnbd call) with the alignment check off for short tails.
+  template <typename Call>
+  int WithTailAllowed(uint64_t offset, uint64_t length, Call start);
   Command* NewCommand(const char* op, uint64_t offset, uint64_t length, uint64_t tag);
   // Records the end of command (error_number 0 = success) and recycles it.
   void Finish(Command* command, int error_number);

@@ -26,6 +26,10 @@ Sub-commands (all print plain integers on one line):
   span LOG TYPES SIZE    bytes of [0, SIZE) not covered by TYPES requests
   overlap LOG TYPES      bytes covered by more than one TYPES request
   outside LOG TYPES SIZE bytes of TYPES requests beyond SIZE
+  misaligned LOG TYPES MIN MAX SIZE
+                         TYPES requests that break block-size rules: start or
+                         end off a MIN boundary (an end at SIZE is allowed),
+                         or Read/Write longer than MAX (0: no maximum)
 """
 
 import re
@@ -159,6 +163,22 @@ def outside(log, types, size):
     return sum(max(0, off + n - max(off, size)) for off, n in requests(log, types))
 
 
+def misaligned(log, types, minimum, maximum, size):
+    bad = 0
+    with open(log, errors="replace") as f:
+        for line in f:
+            m = START.search(line)
+            if not m or m.group(2) not in types:
+                continue
+            off, n = int(m.group(4), 16), int(m.group(5), 16)
+            end = off + n
+            if off % minimum or (end % minimum and end != size):
+                bad += 1
+            elif maximum and m.group(2) in ("Read", "Write") and n > maximum:
+                bad += 1
+    return bad
+
+
 def main(argv):
     cmd = argv[1]
     if cmd == "maxout":
@@ -177,6 +197,9 @@ def main(argv):
         print(overlap(argv[2], set(argv[3].split(","))))
     elif cmd == "outside":
         print(outside(argv[2], set(argv[3].split(",")), int(argv[4])))
+    elif cmd == "misaligned":
+        print(misaligned(argv[2], set(argv[3].split(",")), int(argv[4]), int(argv[5]),
+                         int(argv[6])))
     else:
         sys.exit("unknown sub-command " + cmd)
 
