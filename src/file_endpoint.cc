@@ -60,6 +60,7 @@ Result<std::unique_ptr<FileEndpoint>> FileEndpoint::Create(std::string name, Uni
   info.efficient_zero = true;
   info.can_flush = true;
   info.can_multi_conn = true;
+  endpoint->EnableOverlappedIo();
   return endpoint;
 }
 
@@ -186,6 +187,8 @@ Result<std::unique_ptr<Endpoint>> FileEndpoint::Connect() {
   std::unique_ptr<FileEndpoint> other(new FileEndpoint(name_, std::move(fd), is_block_device_));
   other->info_ = info_;
   other->end_of_file_ = info_.size.value_or(0);
+  other->info_.overlapped_io = false;
+  if (uring_) other->EnableOverlappedIo();
   return std::unique_ptr<Endpoint>(std::move(other));
 }
 

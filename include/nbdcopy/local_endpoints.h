@@ -13,6 +13,7 @@
 
 #include "nbdcopy/endpoint.h"
 #include "nbdcopy/unique_fd.h"
+#include "nbdcopy/uring.h"
 
 namespace nbdcopy {
 
@@ -32,9 +33,39 @@ class FileEndpoint : public Endpoint {
   Status Truncate(uint64_t size) override;
   Result<std::unique_ptr<Endpoint>> Connect() override;
 
+  // Overlapped I/O through io_uring (file_endpoint_async.cc) where the
+  // kernel allows it; otherwise the synchronous calls run at once. Started
+  // operations reach the kernel in one batch at the next TakeCompletions().
+  void StartRead(uint64_t offset, std::span<std::byte> buffer, uint64_t tag) override;
+  void StartWrite(uint64_t offset, std::span<const std::byte> data, uint64_t tag) override;
+  void StartZero(uint64_t offset, uint64_t length, bool allocate, uint64_t tag) override;
+  void TakeCompletions(std::vector<Completion>* out) override;
+  PollInterest poll_interest() const override;
+
  private:
+  // One operation in the ring; its address is the ring's cookie.
+  struct AsyncOp {
+    enum class Kind { kRead, kWrite, kZero };
+    Kind kind = Kind::kRead;
+    uint64_t offset = 0;
+    uint64_t length = 0;
+    std::byte* data = nullptr;  // reads and writes
+    uint64_t done = 0;          // bytes transferred so far
+    bool allocate = false;      // zeroes
+    uint64_t tag = 0;
+  };
+
   FileEndpoint(std::string name, UniqueFd fd, bool is_block_device)
       : name_(std::move(name)), fd_(std::move(fd)), is_block_device_(is_block_device) {}
+  void EnableOverlappedIo();
+  AsyncOp* NewOp(AsyncOp::Kind kind, uint64_t offset, uint64_t length, std::byte* data,
+                 uint64_t tag);
+  void Queue(AsyncOp* op);  // the next (or only) part of op
+  void OnOpDone(AsyncOp* op, int result);
+  void Complete(AsyncOp* op, Status status);
+  // fallocate mode for a zero operation, or -1 when only the synchronous
+  // fallbacks are left.
+  int ZeroMode(bool allocate) const;
   // Each returns false (without error) when the kernel or file system lacks it.
   bool TryPunchHole(uint64_t offset, uint64_t length);
   bool TryZeroRange(uint64_t offset, uint64_t length);
@@ -48,6 +79,11 @@ class FileEndpoint : public Endpoint {
   bool punch_hole_works_ = true;
   bool zero_range_works_ = true;
   bool block_zero_out_works_ = true;
+
+  std::unique_ptr<Uring> uring_;  // null: synchronous I/O
+  bool uring_failed_ = false;     // a submission failed: every later op fails
+  std::vector<std::unique_ptr<AsyncOp>> ops_;
+  std::vector<AsyncOp*> free_ops_;
 };
 
 class PipeEndpoint : public Endpoint {
