@@ -16,6 +16,10 @@ import statistics
 import subprocess
 import sys
 
+import report_budget
+import report_local
+from reportlib import fmt_ratio, fmt_time, load_meta, load_rows, read
+
 WORKLOADS = ["pattern", "sparse", "zero", "latency", "sparsefile", "readnull"]
 STRESSES = {
     "pattern": "raw data path, CPU per byte",
@@ -26,6 +30,7 @@ STRESSES = {
     "readnull": "the read-only limit (no qemu-img equivalent)",
 }
 PEERS = ["nbdcopy", "qemu-img"]
+SWEEP_WORKLOADS = ["pattern", "latency", "readnull"]
 
 # Checksum workloads (their own section, table and targets).
 HASH_WORKLOADS = ["blkhash-pattern", "blkhash-sparse", "blkhash-zero", "blkhash-copy"]
@@ -54,22 +59,6 @@ RSS_LIMIT_MIB = 40
 UNITS = {"bytes": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40}
 
 
-def read(path, default=None):
-    try:
-        with open(path) as f:
-            return f.read()
-    except OSError:
-        return default
-
-
-def load_meta(raw):
-    meta = {}
-    for line in (read(os.path.join(raw, "meta.txt"), "") or "").splitlines():
-        key, _, value = line.partition("=")
-        meta[key] = value
-    return meta
-
-
 def stats_coverage(path):
     """Bytes written + zeroed + trimmed on the destination, from nbdkit's stats filter."""
     text = read(path)
@@ -79,33 +68,6 @@ def stats_coverage(path):
     for m in re.finditer(r"^(write|zero|trim): \d+ ops, [\d.]+ s, ([\d.]+) (\w+)", text, re.M):
         total += float(m.group(2)) * UNITS.get(m.group(3), 0)
     return total
-
-
-def load_rows(raw, w):
-    """The hyperfine results of W: {label: row}, without the checks."""
-    data = read(os.path.join(raw, f"{w}.json"))
-    if data is None:
-        return None
-    rows = {}
-    for r in json.loads(data)["results"]:
-        label = r["command"]
-        times = r.get("times") or [r["mean"]]
-        codes = r.get("exit_codes") or []
-        rss = read(os.path.join(raw, f"{w}.{label}.rss"))
-        rss_kib = None
-        if rss:
-            nums = [ln for ln in rss.split() if ln.isdigit()]
-            rss_kib = int(nums[-1]) if nums else None
-        rows[label] = {
-            "wall": statistics.median(times),
-            "cpu": r["user"] + r["system"],
-            "user": r["user"],
-            "system": r["system"],
-            "rss_mib": rss_kib / 1024 if rss_kib is not None else None,
-            "failed": any(c != 0 for c in codes if c is not None),
-            "runs": len(times),
-        }
-    return rows
 
 
 def load_workload(raw, w):
@@ -148,16 +110,6 @@ def load_workload(raw, w):
                     note += f", {int(alloc) / 2**20:.0f} MiB allocated"
         row["check"], row["check_ok"] = note, ok
     return {"rows": rows, "cmds": cmds, "servers": servers, "size_mib": size_mib}
-
-
-def fmt_time(s):
-    if s is None:
-        return "—"
-    return f"{s * 1000:.0f} ms" if s < 1 else f"{s:.2f} s"
-
-
-def fmt_ratio(x):
-    return "—" if x is None else f"{x:.2f}×"
 
 
 def best_peer(rows, key):
@@ -364,29 +316,33 @@ def sweep(raw, w, param):
     size = int((read(os.path.join(raw, f"{w}.size"), "0") or "0").strip() or 0)
     if data is None or not size:
         return None
-    points = {}
+    points, default = {}, None
     for r in json.loads(data)["results"]:
         if any(c != 0 for c in (r.get("exit_codes") or []) if c is not None):
             continue
         med = statistics.median(r.get("times") or [r["mean"]])
-        points[int(r["command"])] = (size / med, med)
-    return {"size": size, "points": points}
+        if r["command"] == "default":   # the default settings, run alongside the points
+            default = med
+        else:
+            points[int(r["command"])] = (size / med, med)
+    return {"size": size, "points": points, "default": default}
 
 
 def plot(raw, outdir, param, xs, xlabel, title, sweeps):
     dat = os.path.join(raw, f"sweep-{param}.dat")
     with open(dat, "w") as f:
-        f.write("# x pattern_MiB/s latency_MiB/s\n")
+        f.write("# x " + " ".join(f"{w}_MiB/s" for w in SWEEP_WORKLOADS) + "\n")
         for x in xs:
             vals = []
-            for w in ("pattern", "latency"):
+            for w in SWEEP_WORKLOADS:
                 s = sweeps.get((w, param))
                 v = s["points"].get(x) if s else None
                 vals.append(f"{v[0]:.1f}" if v else "NaN")
             f.write(f"{x} {' '.join(vals)}\n")
     png = os.path.join(outdir, f"bench-{param}.png")
     labels = []
-    for w, desc in (("pattern", "pattern"), ("latency", "latency, 10 ms reads")):
+    for w, desc in (("pattern", "pattern"), ("latency", "latency, 10 ms reads"),
+                    ("readnull", "readnull (pattern → null:)")):
         s = sweeps.get((w, param))
         labels.append(f"{desc} ({s['size']} MiB)" if s else desc)
     script = f"""
@@ -402,7 +358,8 @@ set yrange [0:*]
 set grid
 set key below
 plot '{dat}' using 1:2 with linespoints lw 2 pt 7 title '{labels[0]}', \\
-     '' using 1:3 with linespoints lw 2 pt 5 title '{labels[1]}'
+     '' using 1:3 with linespoints lw 2 pt 5 title '{labels[1]}', \\
+     '' using 1:4 with linespoints lw 2 pt 9 title '{labels[2]}'
 """
     try:
         subprocess.run(["gnuplot"], input=script, text=True, check=True)
@@ -413,14 +370,21 @@ plot '{dat}' using 1:2 with linespoints lw 2 pt 7 title '{labels[0]}', \\
 
 
 def sweep_table(param, xs, sweeps, unit):
-    out = [f"| {param} | pattern MiB/s | latency MiB/s |", "|---:|---:|---:|"]
-    for x in xs:
+    out = [f"| {param} | " + " | ".join(f"{w} MiB/s" for w in SWEEP_WORKLOADS) + " |",
+           "|---:|" + "---:|" * len(SWEEP_WORKLOADS)]
+    keys = (["default"] if any(sweeps.get((w, param), {}).get("default")
+                               for w in SWEEP_WORKLOADS) else []) + xs
+    for x in keys:
         cells = []
-        for w in ("pattern", "latency"):
+        for w in SWEEP_WORKLOADS:
             s = sweeps.get((w, param))
-            v = s["points"].get(x) if s else None
+            if x == "default":
+                med = s.get("default") if s else None
+                v = (s["size"] / med, med) if med else None
+            else:
+                v = s["points"].get(x) if s else None
             cells.append(f"{v[0]:.0f} ({fmt_time(v[1])})" if v else "—")
-        out.append(f"| {x}{unit} | {cells[0]} | {cells[1]} |")
+        out.append(f"| {x}{'' if x == 'default' else unit} | " + " | ".join(cells) + " |")
     return out
 
 
@@ -482,19 +446,23 @@ def main():
     raw, outdir = sys.argv[1], sys.argv[2]
     os.makedirs(outdir, exist_ok=True)
     meta = load_meta(raw)
-    tmp, root = meta.get("tmp", ""), meta.get("root", "")
+    tmp, root, shm = meta.get("tmp", ""), meta.get("root", ""), meta.get("shm", "")
 
     def tidy(cmd):
         if meta.get("ours_copy"):
             cmd = cmd.replace(meta["ours_copy"], meta.get("ours", "ours"))
         if tmp:
             cmd = cmd.replace(tmp, "$T")
+        if shm:
+            cmd = cmd.replace(shm, "$SHM")
         if root:
             cmd = cmd.replace(root + "/", "")
         return cmd
 
     results = {w: wl for w in WORKLOADS if (wl := load_workload(raw, w))}
     tlist = targets(results)
+    lresults = {w: wl for w in report_local.LOCAL_WORKLOADS if (wl := report_local.load(raw, w))}
+    llist = report_local.targets(lresults)
     hresults = {w: wl for w in HASH_WORKLOADS if (wl := load_hash_workload(raw, w))}
     hlist = hash_targets(hresults)
     shell = shell_overhead(raw)
@@ -512,6 +480,8 @@ def main():
         for ok, text in tlist:
             print(f"{'PASS' if ok else 'FAIL'}  {text}")
         print(f"\n{npass} passed, {len(tlist) - npass} failed")
+    if lresults:
+        print("\n".join(report_local.terminal(lresults, llist)))
     hpass = sum(1 for ok, _ in hlist if ok)
     if hresults:
         print("\n## Checksums\n")
@@ -529,7 +499,7 @@ def main():
 
     # --- sweeps + plots ---
     sweeps = {}
-    for w in ("pattern", "latency"):
+    for w in SWEEP_WORKLOADS:
         for param in ("requests", "queue-size"):
             s = sweep(raw, w, param)
             if s:
@@ -543,6 +513,13 @@ def main():
         pngs["queue-size"] = plot(raw, outdir, "queue-size", q_xs, "--queue-size (MiB)",
                                   "ours: throughput vs --queue-size (other settings default)",
                                   sweeps)
+    blist = report_budget.targets(sweeps, results)
+    if blist:
+        print("\n## Default settings against the best fixed budget\n")
+        print("\n".join(report_budget.table(sweeps, results)))
+        print()
+        for ok, text in blist:
+            print(f"{'PASS' if ok else 'FAIL'}  {text}")
 
     # --- performance.md ---
     quick = meta.get("quick") == "1"
@@ -572,7 +549,7 @@ def main():
            "started once per workload on unix sockets in a temporary directory `$T`. "
            "NBD destinations are nbdkit memory servers that every run overwrites whole "
            "(`--flush` for nbdcopy, `-n -W` for qemu-img, never a target-is-zero hint); the "
-           "file destination is removed before every run (`--prepare 'rm -f DST'`).",
+           "file destinations are on tmpfs and removed before every run (`--prepare 'rm -f DST'`).",
            "",
            "- **median wall**: median of hyperfine's run times.",
            "- **CPU**: hyperfine's mean user + system time of the copier process alone "
@@ -605,19 +582,23 @@ def main():
                ""]
         md += [f"- {'PASS' if ok else '**FAIL**'}: {text}" for ok, text in tlist]
         md += ["", f"{npass} of {len(tlist)} targets met.", ""]
+    if lresults:
+        md += report_local.section(lresults, llist, meta, tidy)
     if hresults:
         md += checksum_section(hresults, hlist, shell, meta, tidy)
     if sweeps:
         md += ["## Sweeps (ours)", "",
                f"Throughput = size / median wall ({meta.get('sweep_runs', '?')} runs per point after "
                f"{meta.get('sweep_warmup', '?')} warm-up) "
-               "on the pattern and latency workloads, changing one setting at a time.", ""]
+               "on the pattern, latency and readnull workloads, changing one setting at a time.",
+               ""]
         if pngs.get("requests"):
             md += ["![throughput vs --requests](bench-requests.png)", ""]
         md += sweep_table("requests", req_xs, sweeps, "") + [""]
         if pngs.get("queue-size"):
             md += ["![throughput vs --queue-size](bench-queue-size.png)", ""]
         md += sweep_table("queue-size", q_xs, sweeps, " MiB") + [""]
+        md += report_budget.section(sweeps, results, blist)
     # Hand-written reading of the figures: what bounds the targets not met.
     analysis = os.path.join(os.path.dirname(os.path.abspath(__file__)), "analysis.md")
     if os.path.exists(analysis) and meta.get("quick") != "1":

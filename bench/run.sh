@@ -6,7 +6,7 @@
 #        NBDCOPY=/usr/bin/nbdcopy bench/run.sh   use another binary as "ours"
 #        WORKLOADS="blkhash-pattern blkhash-copy" SWEEP=0 bench/run.sh   a subset
 # Environment: see bench/README.md (NBDCOPY, QUICK, RUNS, WARMUP, SWEEP, SWEEP_RUNS,
-# WORKLOADS, OUTDIR, RAW, TMPDIR).
+# WORKLOADS, OUTDIR, RAW, TMPDIR, SHM, FSIMAGE_DIR, FSIMAGE_MIB, FSCACHE, DISKDIR).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -19,6 +19,7 @@ SWEEP=${SWEEP:-1}
 SWEEP_RUNS=${SWEEP_RUNS:-$([ "$QUICK" = 1 ] && echo 2 || echo 3)}
 SWEEP_WARMUP=${SWEEP_WARMUP:-$([ "$QUICK" = 1 ] && echo 0 || echo 1)}
 WORKLOADS=${WORKLOADS:-pattern sparse zero latency sparsefile readnull \
+  fragmented qcow2-to-file file-to-file \
   blkhash-pattern blkhash-sparse blkhash-zero blkhash-copy}
 if [ "$QUICK" = 1 ]; then
   OUTDIR=${OUTDIR:-$BENCH/out/quick}
@@ -43,13 +44,16 @@ done
 [ -x "$OURS" ] && "$OURS" --help >/dev/null 2>&1 ||
   die "ours ($OURS) does not run; build it or set NBDCOPY=/path/to/nbdcopy"
 
-# Sizes in MiB per workload.
+# Sizes in MiB per workload (qcow2-to-file and file-to-file: the file-system image's, set
+# when it is built).
 declare -A SIZE
 if [ "$QUICK" = 1 ]; then
   SIZE=([pattern]=64 [sparse]=512 [zero]=1024 [latency]=16 [sparsefile]=128 [readnull]=64
+    [fragmented]=128 [qcow2-to-file]=image [file-to-file]=image
     [blkhash-pattern]=64 [blkhash-sparse]=512 [blkhash-zero]=1024 [blkhash-copy]=64)
 else
   SIZE=([pattern]=1024 [sparse]=8192 [zero]=16384 [latency]=512 [sparsefile]=2048 [readnull]=1024
+    [fragmented]=1024 [qcow2-to-file]=image [file-to-file]=image
     [blkhash-pattern]=1024 [blkhash-sparse]=8192 [blkhash-zero]=16384 [blkhash-copy]=1024)
 fi
 for w in $WORKLOADS; do [ -n "${SIZE[$w]:-}" ] || die "unknown workload $w"; done
@@ -57,6 +61,11 @@ for w in $WORKLOADS; do [ -n "${SIZE[$w]:-}" ] || die "unknown workload $w"; don
 T=$(mktemp -d "${TMPDIR:-/tmp}/nbdbench.XXXXXX")
 case $T in *[[:space:]]*) die "temporary directory path must not contain spaces: $T" ;; esac
 case $OURS in *[[:space:]]*) die "the path of ours must not contain spaces: $OURS" ;; esac
+# File destinations of the timed runs live on tmpfs: on a shared disk, the page-cache
+# writeback of one run lands on whichever command runs next.
+SHM=$(mktemp -d "${SHM:-/dev/shm}/nbdbench.XXXXXX")
+case $SHM in *[[:space:]]*) die "the tmpfs directory path must not contain spaces: $SHM" ;; esac
+case $BENCH in *[[:space:]]*) die "the bench directory path must not contain spaces: $BENCH" ;; esac
 # Measure a copy, so that a rebuild during the run cannot mix two binaries.
 OURS_ORIG=$OURS
 mkdir "$T/bin"
@@ -101,7 +110,7 @@ cleanup() {
   for f in "$T"/*.pid; do
     [ -e "$f" ] && stop_server "$(basename "$f" .pid)"
   done
-  rm -rf "$T"
+  rm -rf "$T" "$SHM"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
@@ -143,7 +152,7 @@ setup_workload() {
     sparsefile)
       KIND=file
       SRC=$T/sparse-src.img
-      DST=$T/sparse-dst.img
+      DST=$SHM/sparse-dst.img
       CMP=$SRC
       python3 "$BENCH/mksparse.py" "$SRC" "$mib" 1
       echo "python3 bench/mksparse.py $SRC $mib 1   # $((mib * 3 / 8)) MiB data in runs, rest holes" \
@@ -161,7 +170,7 @@ setup_workload() {
 stop_workload() {
   local w=$1
   stop_server "$w-src"; stop_server "$w-dst"; stop_server "$w-cmp"
-  rm -f "$T/sparse-src.img" "$T/sparse-dst.img"
+  rm -f "$T/sparse-src.img" "$SHM/sparse-dst.img"
 }
 
 # cmd_for LABEL DST: the command line of LABEL copying $SRC to DST.
@@ -407,7 +416,12 @@ run_shell_overhead() {
     echo "bench: hyperfine failed on the shell overhead" >&2
 }
 
-# Sweep of our --requests and --queue-size on the pattern and latency workloads.
+# The options that fix our data budget per worker at MIB MiB. --queue-size is the limit of
+# the adaptive budget (it can still lower it down to one request).
+budget_args() { echo "--queue-size=$(($1 * 1024 * 1024))"; }
+
+# Sweep of our --requests and --queue-size on the pattern, latency and readnull workloads.
+# The queue-size sweep also runs the default settings, side by side with the fixed budgets.
 run_sweep() {
   local w=$1 r q
   echo
@@ -415,19 +429,25 @@ run_sweep() {
   setup_workload "$w"
   echo "${SIZE[$w]}" >"$RAW/$w.size"
   local -a hf=()
-  for r in 1 2 4 8 16 64; do hf+=(-n "$r" "$OURS --flush --requests=$r $SRC $DST"); done
+  local flush=
+  [ "$KIND" = nbd ] && flush=" --flush"
+  for r in 1 2 4 8 16 64; do hf+=(-n "$r" "$OURS$flush --requests=$r $SRC $DST"); done
   hyperfine -N -i --style basic --runs "$SWEEP_RUNS" --warmup "$SWEEP_WARMUP" \
     --export-json "$RAW/sweep-$w-requests.json" "${hf[@]}" ||
     echo "bench: hyperfine failed on the requests sweep of $w" >&2
-  hf=()
+  hf=(-n default "$OURS$flush $SRC $DST")
   for q in 1 2 4 8 16; do
-    hf+=(-n "$q" "$OURS --flush --queue-size=$((q * 1024 * 1024)) $SRC $DST")
+    hf+=(-n "$q" "$OURS$flush $(budget_args "$q") $SRC $DST")
   done
   hyperfine -N -i --style basic --runs "$SWEEP_RUNS" --warmup "$SWEEP_WARMUP" \
     --export-json "$RAW/sweep-$w-queue-size.json" "${hf[@]}" ||
     echo "bench: hyperfine failed on the queue-size sweep of $w" >&2
   stop_workload "$w"
 }
+
+# fragmented, qcow2-to-file, file-to-file
+# shellcheck source=bench/local_workloads.sh
+. "$BENCH/local_workloads.sh"
 
 # ---- main -------------------------------------------------------------------------
 rm -rf "$RAW"
@@ -444,6 +464,10 @@ start=$(date +%s)
   echo "ours_copy=$OURS"
   echo "root=$ROOT"
   echo "tmp=$T"
+  echo "shm=$SHM"
+  echo "fsimage_dir=$FSIMAGE_DIR"
+  echo "diskdir=$DISKDIR"
+  echo "disk_fs=$(mkdir -p "$DISKDIR" && df --output=fstype,source "$DISKDIR" | tail -1 | xargs)"
   echo "nproc=$(nproc)"
   echo "cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)"
   echo "kernel=$(uname -sr)"
@@ -467,12 +491,13 @@ for w in $WORKLOADS; do
       else
         echo "bench: skipping $w: $OURS_ORIG has no --blkhash" >&2
       fi ;;
+    fragmented | qcow2-to-file | file-to-file) run_local_workload "$w" ;;
     *) run_workload "$w" ;;
   esac
 done
 [ "$hash_ran" = 1 ] && run_shell_overhead
 if [ "$SWEEP" != 0 ]; then
-  for w in pattern latency; do run_sweep "$w"; done
+  for w in pattern latency readnull; do run_sweep "$w"; done
 fi
 echo "elapsed=$(($(date +%s) - start))" >>"$RAW/meta.txt"
 

@@ -1,0 +1,75 @@
+"""Helpers shared by bench/report.py and bench/report_local.py: reading the raw results
+of bench/run.sh and formatting figures."""
+import json
+import os
+import statistics
+
+
+def read(path, default=None):
+    try:
+        with open(path) as f:
+            return f.read()
+    except OSError:
+        return default
+
+
+def load_meta(raw):
+    meta = {}
+    for line in (read(os.path.join(raw, "meta.txt"), "") or "").splitlines():
+        key, _, value = line.partition("=")
+        meta[key] = value
+    return meta
+
+
+def load_rows(raw, w, rss_prefix=None):
+    """The hyperfine results of W (W.json): {label: row}, without the checks. Peak RSS
+    comes from RSS_PREFIX.LABEL.rss (default: W.LABEL.rss)."""
+    data = read(os.path.join(raw, f"{w}.json"))
+    if data is None:
+        return None
+    rows = {}
+    for r in json.loads(data)["results"]:
+        label = r["command"]
+        times = r.get("times") or [r["mean"]]
+        codes = r.get("exit_codes") or []
+        rss = read(os.path.join(raw, f"{rss_prefix or w}.{label}.rss"))
+        rss_kib = None
+        if rss:
+            nums = [ln for ln in rss.split() if ln.isdigit()]
+            rss_kib = int(nums[-1]) if nums else None
+        rows[label] = {
+            "wall": statistics.median(times),
+            "cpu": r["user"] + r["system"],
+            "user": r["user"],
+            "system": r["system"],
+            "rss_mib": rss_kib / 1024 if rss_kib is not None else None,
+            "failed": any(c != 0 for c in codes if c is not None),
+            "runs": len(times),
+        }
+    return rows
+
+
+def fmt_time(s):
+    if s is None:
+        return "—"
+    return f"{s * 1000:.0f} ms" if s < 1 else f"{s:.2f} s"
+
+
+def fmt_ratio(x):
+    return "—" if x is None else f"{x:.2f}×"
+
+
+def load_cmds(raw, w):
+    """W.cmds: the commands by label, and the server / set-up lines."""
+    cmds, servers = {}, []
+    for line in (read(os.path.join(raw, f"{w}.cmds"), "") or "").splitlines():
+        label, _, cmd = line.partition("\t")
+        if label == "server":
+            servers.append(cmd)
+        else:
+            cmds[label] = cmd
+    return cmds, servers
+
+
+def load_size(raw, w):
+    return int((read(os.path.join(raw, f"{w}.size"), "0") or "0").strip() or 0)
