@@ -18,7 +18,8 @@ import sys
 
 import report_budget
 import report_local
-from reportlib import fmt_ratio, fmt_time, load_meta, load_rows, read
+from reportlib import (base_row, fmt_ratio, fmt_time, load_checks, load_cmds, load_meta, load_rows,
+                       load_size, read)
 
 WORKLOADS = ["pattern", "sparse", "zero", "latency", "sparsefile", "readnull"]
 STRESSES = {
@@ -74,19 +75,9 @@ def load_workload(raw, w):
     rows = load_rows(raw, w)
     if rows is None:
         return None
-    size_mib = int((read(os.path.join(raw, f"{w}.size"), "0") or "0").strip() or 0)
-    cmds, servers = {}, []
-    for line in (read(os.path.join(raw, f"{w}.cmds"), "") or "").splitlines():
-        label, _, cmd = line.partition("\t")
-        if label == "server":
-            servers.append(cmd)
-        else:
-            cmds[label] = cmd
-    checks = {}
-    for line in (read(os.path.join(raw, f"{w}.check"), "") or "").splitlines():
-        fields = line.split("\t")
-        if len(fields) >= 3:
-            checks[fields[0]] = fields[1:]
+    size_mib = load_size(raw, w)
+    cmds, servers = load_cmds(raw, w)
+    checks = load_checks(raw, w)
     for label, row in rows.items():
         chk = checks.get(label)
         note = "?"
@@ -198,19 +189,9 @@ def load_hash_workload(raw, w):
     rows = load_rows(raw, w)
     if rows is None:
         return None
-    wl = {"rows": rows, "cmds": {}, "servers": [],
-          "size_mib": int((read(os.path.join(raw, f"{w}.size"), "0") or "0").strip() or 0)}
-    for line in (read(os.path.join(raw, f"{w}.cmds"), "") or "").splitlines():
-        label, _, cmd = line.partition("\t")
-        if label == "server":
-            wl["servers"].append(cmd)
-        else:
-            wl["cmds"][label] = cmd
-    checks = {}
-    for line in (read(os.path.join(raw, f"{w}.check"), "") or "").splitlines():
-        fields = line.split("\t")
-        if len(fields) >= 4:
-            checks[fields[0]] = (fields[2], fields[3] == "1")
+    cmds, servers = load_cmds(raw, w)
+    wl = {"rows": rows, "cmds": cmds, "servers": servers, "size_mib": load_size(raw, w)}
+    checks = {label: (f[1], f[2] == "1") for label, f in load_checks(raw, w, 4).items()}
     for label, row in rows.items():
         row["check"], row["check_ok"] = checks.get(label, ("not checked", False))
     return wl
@@ -235,21 +216,10 @@ def hash_table(hresults):
         for label in HASH_ORDER:
             if label not in rows:
                 continue
-            r = rows[label]
             name = HASH_LABELS.get(label, label).replace("|", "\\|")  # markdown table
-            if label == hash_base(w):
-                name += " = base"
-            if r["failed"]:
-                name += " (FAILED)"
-            ratio = r["wall"] / base["wall"] if base and not base["failed"] else None
-            rss = f"{r['rss_mib']:.1f} MiB" if r["rss_mib"] is not None else "—"
-            check = r["check"] if r["check_ok"] else f"**{r['check']}**"
             wcell = f"{w} ({wl['size_mib']} MiB)" if first else ""
-            out.append(f"| {wcell} | {name} "
-                       f"| {fmt_time(r['wall'])} | {fmt_time(r['cpu'])} "
-                       f"({fmt_time(r['user'])} + {fmt_time(r['system'])}) | {rss} "
-                       f"| {fmt_ratio(ratio)} | {wl['size_mib'] / r['wall']:.0f} MiB/s "
-                       f"| {check} |")
+            out.append(f"| {wcell} " + base_row(name, rows[label], label == hash_base(w), base,
+                                                 wl["size_mib"]))
             first = False
     return out
 

@@ -5,9 +5,7 @@ Raw files per workload W: W.json (hyperfine), W.cmds, W.check (LABEL RC CHECK
 ALLOCATED-BYTES), W.LABEL.rss, W.size; file-to-file also W-disk.json, the
 informational run into a file on the disk.
 """
-import os
-
-from reportlib import fmt_ratio, fmt_time, load_cmds, load_rows, load_size, read
+from reportlib import base_row, fmt_time, load_checks, load_cmds, load_rows, load_size
 
 LOCAL_WORKLOADS = ["fragmented", "qcow2-to-file", "file-to-file"]
 STRESSES = {
@@ -33,11 +31,7 @@ RSS_LIMIT_MIB = 40
 
 
 def add_checks(raw, w, rows, size_mib):
-    checks = {}
-    for line in (read(os.path.join(raw, f"{w}.check"), "") or "").splitlines():
-        fields = line.split("\t")
-        if len(fields) >= 3:
-            checks[fields[0]] = fields[1:]
+    checks = load_checks(raw, w)
     for label, row in rows.items():
         chk = checks.get(label)
         if not chk:
@@ -72,18 +66,8 @@ def table_rows(w, wl, rows):
     for label in ORDER + ["ours-disk"]:
         if label not in rows:
             continue
-        r = rows[label]
-        name = LABELS.get(label, label)
-        if label == base_label:
-            name += " = base"
-        if r["failed"]:
-            name += " (FAILED)"
-        ratio = r["wall"] / base["wall"] if base and not base["failed"] else None
-        rss = f"{r['rss_mib']:.1f} MiB" if r["rss_mib"] is not None else "—"
-        check = r["check"] if r["check_ok"] else f"**{r['check']}**"
-        out.append(f"| {name} | {fmt_time(r['wall'])} | {fmt_time(r['cpu'])} "
-                   f"({fmt_time(r['user'])} + {fmt_time(r['system'])}) | {rss} "
-                   f"| {fmt_ratio(ratio)} | {wl['size_mib'] / r['wall']:.0f} MiB/s | {check} |")
+        out.append(base_row(LABELS.get(label, label), rows[label], label == base_label, base,
+                            wl["size_mib"]))
     return out
 
 

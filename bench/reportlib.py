@@ -73,3 +73,28 @@ def load_cmds(raw, w):
 
 def load_size(raw, w):
     return int((read(os.path.join(raw, f"{w}.size"), "0") or "0").strip() or 0)
+
+
+def load_checks(raw, w, min_fields=3):
+    """W.check: {label: [the fields after the label]} (tab-separated lines)."""
+    checks = {}
+    for line in (read(os.path.join(raw, f"{w}.check"), "") or "").splitlines():
+        fields = line.split("\t")
+        if len(fields) >= min_fields:
+            checks[fields[0]] = fields[1:]
+    return checks
+
+
+def base_row(name, r, is_base, base, size_mib):
+    """A table row "| name | wall | CPU | RSS | wall / base | size / wall | check |" of R
+    against the row BASE (None: no ratio)."""
+    if is_base:
+        name += " = base"
+    if r["failed"]:
+        name += " (FAILED)"
+    ratio = r["wall"] / base["wall"] if base and not base["failed"] else None
+    rss = f"{r['rss_mib']:.1f} MiB" if r["rss_mib"] is not None else "—"
+    check = r["check"] if r["check_ok"] else f"**{r['check']}**"
+    return (f"| {name} | {fmt_time(r['wall'])} | {fmt_time(r['cpu'])} "
+            f"({fmt_time(r['user'])} + {fmt_time(r['system'])}) | {rss} "
+            f"| {fmt_ratio(ratio)} | {size_mib / r['wall']:.0f} MiB/s | {check} |")
