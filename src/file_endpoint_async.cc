@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 
 #include "nbdcopy/local_endpoints.h"
@@ -27,6 +28,8 @@ bool IsUnsupportedMode(int error_number) {
 }  // namespace
 
 void FileEndpoint::EnableOverlappedIo() {
+  // NBDCOPY_IO_URING=0 keeps the synchronous calls (for comparisons).
+  if (const char* setting = std::getenv("NBDCOPY_IO_URING"); setting && *setting == '0') return;
   auto uring = Uring::Create(kRingEntries);
   if (!uring.ok()) return;  // synchronous I/O it is
   uring_ = std::move(uring).value();

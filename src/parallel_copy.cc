@@ -11,6 +11,7 @@
 #include <mutex>
 #include <thread>
 
+#include "nbdcopy/adaptive_budget.h"
 #include "nbdcopy/cancel.h"
 #include "nbdcopy/work_map.h"
 #include "nbdcopy/zero_detect.h"
@@ -18,112 +19,6 @@
 namespace nbdcopy {
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-// The per-worker data budget adapts by hill climbing on measured
-// throughput: a latency-bound source needs many bytes in flight, while a
-// fast one runs best with few (buffers stay in the CPU caches and the
-// servers' threads do not fight over two cores). From the best budget so
-// far it probes twice as much, keeping it on a clear gain; failing that,
-// half as much, keeping it unless throughput drops (less memory for the
-// same speed). After a probe fails both ways it holds for a while, then
-// tries again: measurements on a busy machine are noisy. The epoch after
-// each change is not measured: the pipeline is still filling or draining.
-class AdaptiveBudget {
- public:
-  AdaptiveBudget(uint64_t request_size, uint64_t limit)
-      : floor_(std::min(limit, request_size)),
-        limit_(limit),
-        budget_(std::min(limit, 4 * request_size)),
-        base_budget_(budget_) {}
-
-  uint64_t budget() const { return budget_; }
-
-  void OnDataDone(uint64_t bytes) {
-    Clock::time_point now = Clock::now();
-    if (epoch_start_ == Clock::time_point()) epoch_start_ = now;
-    epoch_bytes_ += bytes;
-    auto elapsed = now - epoch_start_;
-    // An epoch must turn the budget over and be long enough to measure.
-    if (elapsed < kMinEpoch || epoch_bytes_ < 2 * budget_) return;
-    double rate = static_cast<double>(epoch_bytes_) / std::chrono::duration<double>(elapsed).count();
-    epoch_bytes_ = 0;
-    epoch_start_ = now;
-    if (settling_) {
-      settling_ = false;
-      return;
-    }
-    switch (probe_) {
-      case Probe::kNone:
-        base_rate_ = rate;
-        if (++epochs_held_ > hold_epochs_) StartProbe(Probe::kUp);
-        break;
-      case Probe::kUp:
-        if (rate > base_rate_ * kWorthwhileGain) {
-          Adopt(rate);
-          StartProbe(Probe::kUp);
-        } else {
-          StartProbe(Probe::kDown);
-        }
-        break;
-      case Probe::kDown:
-        if (rate >= base_rate_ * kTolerableLoss) {
-          Adopt(rate);
-          StartProbe(Probe::kDown);
-        } else {
-          Hold();
-        }
-        break;
-    }
-  }
-
- private:
-  enum class Probe { kNone, kUp, kDown };
-  static constexpr auto kMinEpoch = std::chrono::milliseconds(50);
-  static constexpr double kWorthwhileGain = 1.15;
-  static constexpr double kTolerableLoss = 0.95;
-  static constexpr unsigned kHoldEpochs = 8;
-
-  void Adopt(double rate) {
-    base_budget_ = budget_;
-    base_rate_ = rate;
-  }
-  // Tries the next size in `direction` from the best budget, or holds when
-  // there is none.
-  void StartProbe(Probe direction) {
-    uint64_t next = direction == Probe::kUp ? std::min(limit_, 2 * base_budget_)
-                                            : std::max(floor_, base_budget_ / 2);
-    if (next == base_budget_) {
-      if (direction == Probe::kUp) return StartProbe(Probe::kDown);
-      return Hold();
-    }
-    probe_ = direction;
-    Change(next);
-  }
-  void Hold() {
-    probe_ = Probe::kNone;
-    hold_epochs_ = kHoldEpochs;
-    Change(base_budget_);
-  }
-  void Change(uint64_t budget) {
-    settling_ = settling_ || budget != budget_;
-    budget_ = budget;
-    epochs_held_ = 0;
-  }
-
-  const uint64_t floor_;
-  const uint64_t limit_;
-  uint64_t budget_;       // in force
-  uint64_t base_budget_;  // the best budget measured so far
-  double base_rate_ = 0;  // its latest throughput, bytes/s
-  Probe probe_ = Probe::kNone;
-  bool settling_ = true;  // the first epoch includes connection start-up
-  unsigned epochs_held_ = 0;
-  unsigned hold_epochs_ = 0;
-  uint64_t epoch_bytes_ = 0;
-  Clock::time_point epoch_start_;
-};
 
 // Blkhash hashes whole blocks: no operation may split one.
 PlanRules MapRules(const CopyPlan& plan, uint64_t size, const Blkhash* blkhash) {
@@ -136,7 +31,10 @@ PlanRules MapRules(const CopyPlan& plan, uint64_t size, const Blkhash* blkhash) 
 class SharedState {
  public:
   SharedState(const CopyPlan& plan, uint64_t size, Blkhash* blkhash, Progress& progress)
-      : plan(plan), size(size), blkhash(blkhash), progress(progress),
+      : plan(plan),
+        size(size),
+        blkhash(blkhash),
+        progress(progress),
         map(MapRules(plan, size, blkhash)) {}
 
   void Fail(Status status) {
@@ -189,9 +87,8 @@ class Worker {
         destination_(destination),
         // Without overlapped I/O on either side, a second request in flight
         // only reads ahead into colder buffers.
-        max_requests_(source.info().overlapped_io || destination.info().overlapped_io
-                          ? plan_.requests
-                          : 1),
+        max_requests_(
+            source.info().overlapped_io || destination.info().overlapped_io ? plan_.requests : 1),
         batch_size_(8 * plan_.request_size),
         slots_(max_requests_),
         budget_(plan_.request_size, plan_.queue_size),
@@ -203,8 +100,7 @@ class Worker {
     std::vector<Completion> completions;
     for (;;) {
       if (!shared_.failed() && !CancelRequested()) Admit();
-      bool no_more_work =
-          shared_.failed() || CancelRequested() || (map_done_ && pieces_.empty());
+      bool no_more_work = shared_.failed() || CancelRequested() || (map_done_ && pieces_.empty());
       if (requests_in_flight_ == 0 && no_more_work) break;
       if (!Collect(&completions)) {
         WaitForEvents();
@@ -221,8 +117,10 @@ class Worker {
   struct Slot {
     uint64_t offset = 0;
     uint64_t length = 0;
-    std::byte* buffer = nullptr;  // data pieces only; request_size bytes
-    unsigned pending = 0;                      // operations still running
+    std::byte* buffer = nullptr;                // data pieces only; request_size bytes
+    unsigned pending = 0;                       // operations still running
+    AdaptiveBudget::Clock::time_point started;  // data pieces: when the read started
+    bool alone = false;  // data pieces: nothing else was in flight at the start
   };
 
   void Admit() {
@@ -246,6 +144,8 @@ class Worker {
       if (bytes_in_flight_ > 0 && bytes_in_flight_ + piece.length > budget_.budget()) return;
       ConsumeFront(piece.length);
       unsigned index = TakeSlot(piece);
+      slots_[index].alone = bytes_in_flight_ == 0;
+      slots_[index].started = AdaptiveBudget::Clock::now();
       bytes_in_flight_ += piece.length;
       stats_.max_bytes_in_flight = std::max(stats_.max_bytes_in_flight, bytes_in_flight_);
       Slot& slot = slots_[index];
@@ -363,7 +263,7 @@ class Worker {
     if (!shared_.failed()) shared_.progress.Add(slot.length);
     if (slot.buffer != nullptr) {
       bytes_in_flight_ -= slot.length;
-      budget_.OnDataDone(slot.length);
+      budget_.OnDone(slot.length, slot.started, slot.alone, AdaptiveBudget::Clock::now());
       free_buffers_.push_back(slot.buffer);
       slot.buffer = nullptr;
     }

@@ -1,0 +1,75 @@
+// Sizes one worker's data budget: how many bytes of requests it keeps in
+// flight. Too few and the servers wait for us; too many and buffers fall
+// out of the CPU caches while the servers' threads fight over the cores.
+//
+// The budget is the pipeline's bandwidth-delay product with headroom: the
+// best recent delivery rate (bytes of requests finished per second) times
+// the unloaded round trip of one request (read to last write, measured on
+// requests that started with nothing else in flight), times kGain. A
+// budget too small to fill the pipeline shows as a rate that grows with
+// it, so it doubles each window until the rate stops following; queueing
+// beyond that inflates latency but not the unloaded round trip, so the
+// budget does not chase it. Every kProbeSpacing round trips (within
+// [kMinProbeInterval, kMaxProbeInterval]) the worker lets its pipeline
+// drain and sends requests alone to measure the round trip again (the first
+// measurement includes a cold start; servers slow down and speed up). Both inputs are filtered
+// (maximum rate over a few windows, minimum latency over the probe), which keeps the budget steady
+// on a noisy machine, unlike hill climbing on raw throughput.
+//
+// Thread safety: none; each worker owns one.
+#ifndef NBDCOPY_ADAPTIVE_BUDGET_H_
+#define NBDCOPY_ADAPTIVE_BUDGET_H_
+
+#include <array>
+#include <chrono>
+#include <cstdint>
+
+namespace nbdcopy {
+
+class AdaptiveBudget {
+ public:
+  using Clock = std::chrono::steady_clock;
+
+  static constexpr double kGain = 2.0;
+  static constexpr auto kMinWindow = std::chrono::milliseconds(10);
+  static constexpr unsigned kProbeSpacing = 100;  // round trips between probes
+  static constexpr auto kMinProbeInterval = std::chrono::milliseconds(20);
+  static constexpr auto kMaxProbeInterval = std::chrono::seconds(2);
+  static constexpr unsigned kProbeSamples = 2;
+
+  // The budget stays within [request_size, limit] (limit itself may be less
+  // than one request: then every request runs alone).
+  AdaptiveBudget(uint64_t request_size, uint64_t limit);
+
+  // Bytes the worker may have in flight now.
+  uint64_t budget() const { return probing_ ? floor_ : budget_; }
+
+  // A data request of this worker finished: `bytes` long, started at
+  // `started`, `alone` when nothing else of this worker's was in flight then.
+  void OnDone(uint64_t bytes, Clock::time_point started, bool alone, Clock::time_point now);
+
+  // For tests and -v.
+  Clock::duration round_trip() const { return round_trip_; }
+  double rate() const;  // bytes per second, the filtered delivery rate
+
+ private:
+  void EndWindow(Clock::time_point now);
+
+  const uint64_t request_size_;
+  const uint64_t floor_;
+  const uint64_t limit_;
+  uint64_t budget_;
+  Clock::duration round_trip_ = Clock::duration::max();  // unloaded, from the last probe
+  Clock::duration probe_best_ = Clock::duration::max();  // during a probe
+  bool probing_ = true;  // the first request runs alone: the first sample
+  unsigned probe_samples_ = 0;
+  Clock::time_point last_probe_;
+  Clock::time_point window_start_;
+  uint64_t window_bytes_ = 0;
+  std::array<double, 4> window_rates_{};  // the last few windows, bytes/s
+  unsigned next_window_ = 0;
+};
+
+}  // namespace nbdcopy
+
+#endif  // NBDCOPY_ADAPTIVE_BUDGET_H_
