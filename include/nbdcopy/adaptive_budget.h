@@ -49,6 +49,7 @@ class AdaptiveBudget {
   void OnDone(uint64_t bytes, Clock::time_point started, bool alone, Clock::time_point now);
 
   // For tests and -v.
+  bool probing() const { return probing_; }
   Clock::duration round_trip() const { return round_trip_; }
   double rate() const;  // bytes per second, the filtered delivery rate
 

@@ -1,0 +1,113 @@
+#include "nbdcopy/adaptive_budget.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <deque>
+#include <random>
+
+namespace nbdcopy {
+namespace {
+
+using Clock = AdaptiveBudget::Clock;
+using std::chrono::duration_cast;
+using std::chrono::nanoseconds;
+
+constexpr uint64_t kMiB = 1 << 20;
+
+// A pipeline model: each request takes `round_trip` unloaded, and the
+// server delivers at most `bandwidth` bytes/s (requests queue behind each
+// other). `jitter` stretches every service time by up to that fraction.
+struct Pipeline {
+  double round_trip;  // seconds
+  double bandwidth;   // bytes per second
+  double jitter = 0;
+};
+
+struct Outcome {
+  uint64_t final_budget;
+  uint64_t max_budget_late;  // largest budget in the second half
+  uint64_t min_budget_late;
+  double throughput;  // bytes/s over the run
+};
+
+// Drives a worker's admission loop (as ParallelCopy does: a request starts
+// when it fits the budget or nothing is in flight) for `seconds` of model time.
+Outcome Simulate(const Pipeline& pipeline, uint64_t request, uint64_t limit, double seconds) {
+  AdaptiveBudget budget(request, limit);
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<double> stretch(1.0, 1.0 + pipeline.jitter);
+  struct InFlight {
+    double started, done;
+    bool alone;
+  };
+  std::deque<InFlight> in_flight;
+  const Clock::time_point origin{};
+  auto at = [&](double t) {
+    return origin + duration_cast<Clock::duration>(nanoseconds(static_cast<int64_t>(t * 1e9)));
+  };
+  double now = 1.0, server_free = 1.0, end = 1.0 + seconds;
+  uint64_t delivered = 0;
+  Outcome outcome{0, 0, UINT64_MAX, 0};
+  while (now < end) {
+    while (in_flight.empty() || (in_flight.size() + 1) * request <= budget.budget()) {
+      double service = request / pipeline.bandwidth * stretch(rng);
+      double done = std::max(now + pipeline.round_trip * stretch(rng), server_free + service);
+      server_free = std::max(server_free, now) + service;
+      in_flight.push_back({now, done, in_flight.empty()});
+    }
+    InFlight first = in_flight.front();
+    in_flight.pop_front();
+    now = first.done;
+    delivered += request;
+    budget.OnDone(request, at(first.started), first.alone, at(now));
+    if (now > 1.0 + seconds / 2 && !budget.probing()) {
+      outcome.max_budget_late = std::max(outcome.max_budget_late, budget.budget());
+      outcome.min_budget_late = std::min(outcome.min_budget_late, budget.budget());
+    }
+  }
+  outcome.final_budget = budget.budget();
+  outcome.throughput = delivered / seconds;
+  return outcome;
+}
+
+TEST(AdaptiveBudgetTest, FastServerKeepsAFewRequestsInFlight) {
+  // 0.3 ms round trip at 3 GB/s: about 1 MiB in the pipe, so 2 MiB of
+  // budget with the gain, far below the 12 MiB limit.
+  Outcome o = Simulate({0.0003, 3e9}, kMiB, 12 * kMiB, 2.0);
+  EXPECT_GE(o.final_budget, 2 * kMiB);
+  EXPECT_LE(o.max_budget_late, 3 * kMiB);
+  EXPECT_GT(o.throughput, 0.9 * 3e9);
+}
+
+TEST(AdaptiveBudgetTest, SlowServerGetsTheWholeLimit) {
+  // 10 ms round trip, a server that could do 4 GB/s: the limit binds.
+  Outcome o = Simulate({0.010, 4e9}, kMiB, 12 * kMiB, 3.0);
+  EXPECT_EQ(o.min_budget_late, 12 * kMiB);
+  EXPECT_GT(o.throughput, 0.9 * 12 * kMiB / 0.010);
+}
+
+TEST(AdaptiveBudgetTest, MiddleServerFindsItsBandwidthDelayProduct) {
+  // 2 ms at 2 GB/s: 4 MB in the pipe; the budget settles near twice that.
+  Outcome o = Simulate({0.002, 2e9}, kMiB, 64 * kMiB, 3.0);
+  EXPECT_GE(o.min_budget_late, 4 * kMiB);
+  EXPECT_LE(o.max_budget_late, 12 * kMiB);
+  EXPECT_GT(o.throughput, 0.9 * 2e9);
+}
+
+TEST(AdaptiveBudgetTest, NoiseDoesNotMakeItWander) {
+  // Service times stretched by up to 60 % at random.
+  Outcome o = Simulate({0.0003, 3e9, 0.6}, kMiB, 12 * kMiB, 3.0);
+  EXPECT_LE(o.max_budget_late, 4 * kMiB);
+  EXPECT_GE(o.min_budget_late, kMiB);
+}
+
+TEST(AdaptiveBudgetTest, BudgetStaysWithinItsBounds) {
+  AdaptiveBudget small(kMiB, 256 * 1024);  // a limit below one request
+  EXPECT_EQ(small.budget(), 256u * 1024);
+  Outcome o = Simulate({0.050, 1e9}, kMiB, 3 * kMiB, 2.0);
+  EXPECT_LE(o.max_budget_late, 3 * kMiB);
+}
+
+}  // namespace
+}  // namespace nbdcopy
