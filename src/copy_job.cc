@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 
 #include "nbdcopy/blkhash.h"
@@ -16,6 +17,7 @@
 #include "nbdcopy/parallel_copy.h"
 #include "nbdcopy/prefix_endpoint.h"
 #include "nbdcopy/progress.h"
+#include "nbdcopy/report.h"
 #include "nbdcopy/sync_copy.h"
 #include "nbdcopy/unique_fd.h"
 
@@ -48,6 +50,10 @@ Status CheckOptions(const Options& options, const EndpointSpec& destination) {
   if (options.blkhash_file && !hashing) {
     return Status::Error("--blkhash-file: needs --blkhash");
   }
+  if (options.json && !options.json_file && destination.kind == EndpointKind::kStdio) {
+    return Status::Error("--json: the report would be mixed into the data on stdout; "
+                         "use --json=FILE");
+  }
   if (hashing && !options.blkhash_file && destination.kind == EndpointKind::kStdio) {
     return Status::Error("--blkhash: the digest would be mixed into the data on stdout; "
                          "use --blkhash-file");
@@ -72,9 +78,11 @@ void PrintStats(const CopyStats& stats) {
 }
 
 // Runs the right engine; returns the source's digest when hashing.
+// *stats receives the engine's statistics, even after a failure.
 Result<std::string> CopyAndHash(const Options& options, const CopyPlan& plan, Endpoint& source,
                                 Endpoint& destination, Progress& progress,
-                                const BlkhashSpec* hash_spec, uint64_t* length) {
+                                const BlkhashSpec* hash_spec, uint64_t* length,
+                                CopyStats* stats) {
   std::unique_ptr<Blkhash> hash;
   if (hash_spec != nullptr) {
     auto created = Blkhash::Create(*hash_spec);
@@ -85,14 +93,13 @@ Result<std::string> CopyAndHash(const Options& options, const CopyPlan& plan, En
     std::optional<SequentialBlkhash> sequential;
     if (hash) sequential.emplace(*hash);
     Status status = SyncCopy(plan, source, destination, progress,
-                             sequential ? &*sequential : nullptr, length);
+                             sequential ? &*sequential : nullptr, length, stats);
     if (!status.ok()) return status;
     if (!sequential) return std::string();
     return sequential->Finish();
   }
-  CopyStats stats;
-  Status status = ParallelCopy(plan, source, destination, progress, hash.get(), &stats);
-  if (options.verbose) PrintStats(stats);
+  Status status = ParallelCopy(plan, source, destination, progress, hash.get(), stats);
+  if (options.verbose) PrintStats(*stats);
   if (!status.ok()) return status;
   *length = *source.info().size;
   if (!hash) return std::string();
@@ -113,34 +120,39 @@ Result<std::string> HashDestination(const Options& options, const CopyPlan& copy
   plan.synchronous = false;
   Progress silent(ProgressMode::kNone, -1, length);
   uint64_t hashed = 0;
-  return CopyAndHash(options, plan, image, discard, silent, &spec, &hashed);
+  CopyStats stats;
+  return CopyAndHash(options, plan, image, discard, silent, &spec, &hashed, &stats);
 }
 
-Status WriteDigest(const Options& options, const std::string& digest) {
-  std::string line = digest + "\n";
-  if (!options.blkhash_file) {
+// Writes one line to the file at `path` (created or truncated), or to
+// stdout when there is none. `option` names the option in errors.
+Status WriteLine(const std::string& option, const std::optional<std::string>& path,
+                 const std::string& text) {
+  std::string line = text + "\n";
+  if (!path) {
     if (std::fwrite(line.data(), 1, line.size(), stdout) != line.size() ||
         std::fflush(stdout) != 0) {
-      return Status::FromErrno("--blkhash: stdout", errno);
+      return Status::FromErrno(option + ": stdout", errno);
     }
     return Status::Ok();
   }
-  const std::string& path = *options.blkhash_file;
-  UniqueFd fd(open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666));
+  UniqueFd fd(open(path->c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666));
   if (!fd.valid() || write(fd.get(), line.data(), line.size()) != static_cast<ssize_t>(line.size())) {
-    return Status::FromErrno("--blkhash-file: " + path, errno);
+    return Status::FromErrno(option + ": " + *path, errno);
   }
   return Status::Ok();
 }
 
-// The job up to its Status; *progress is created once the source's size is
-// known, and left for the caller to read and end.
-Status Copy(const Options& options, std::optional<Progress>* progress,
-            std::optional<uint64_t>* size) {
+// The job up to its Status, recording in *report what the JSON report
+// needs; *progress is created once the source's size is known, and left
+// for the caller to read and end.
+Status Copy(const Options& options, std::optional<Progress>* progress, RunReport* report) {
   Result<EndpointSpec> source_spec = ClassifyEndpoint(options.source, Role::kSource);
   if (!source_spec.ok()) return source_spec.status();
   Result<EndpointSpec> destination_spec = ClassifyEndpoint(options.destination, Role::kDestination);
   if (!destination_spec.ok()) return destination_spec.status();
+  report->source = DisplayName(*source_spec);
+  report->destination = DisplayName(*destination_spec);
   if (Status status = CheckOptions(options, *destination_spec); !status.ok()) return status;
   if (Status status = CheckNotSameFile(*source_spec, *destination_spec); !status.ok()) {
     return status;
@@ -150,7 +162,7 @@ Status Copy(const Options& options, std::optional<Progress>* progress,
   // The source first: if it cannot be opened the destination is never touched.
   auto source = OpenEndpoint(*source_spec, Role::kSource, flags);
   if (!source.ok()) return source.status();
-  *size = (*source)->info().size;
+  report->size = (*source)->info().size;
   auto destination = OpenEndpoint(*destination_spec, Role::kDestination, flags);
   if (!destination.ok()) return destination.status();
   if (options.verify && (*destination)->info().sequential) {
@@ -167,18 +179,28 @@ Status Copy(const Options& options, std::optional<Progress>* progress,
   if (options.verbose) std::fputs(DescribeCopy(*plan, **source, **destination).c_str(), stderr);
 
   std::optional<BlkhashSpec> hash_spec = ChecksumSpec(options);
+  report->copy_started = true;
+  report->synchronous = plan->synchronous;
+  report->connections = plan->connections;
+  report->request_size = plan->request_size;
+  report->queue_size = plan->queue_size;
+  report->blkhash = hash_spec;
 
-  progress->emplace(options.progress, options.progress_fd, *size);
+  progress->emplace(options.progress, options.progress_fd, report->size);
   (*progress)->Start();
   uint64_t length = 0;
-  Result<std::string> digest = CopyAndHash(options, *plan, **source, **destination, **progress,
-                                           hash_spec ? &*hash_spec : nullptr, &length);
+  Result<std::string> digest =
+      CopyAndHash(options, *plan, **source, **destination, **progress,
+                  hash_spec ? &*hash_spec : nullptr, &length, &report->stats);
   if (!digest.ok()) return digest.status();
+  report->size = length;  // a stream's size is known now
+  if (hash_spec) report->digest = *digest;
 
   if (options.verify) {
     Result<std::string> copied =
         HashDestination(options, *plan, **destination, length, *hash_spec);
     if (!copied.ok()) return copied.status().WithPrefix("--verify");
+    report->destination_digest = *copied;
     if (options.verbose) {
       std::fprintf(stderr, "nbdcopy: verify: source %s\nnbdcopy: verify: destination %s\n",
                    digest->c_str(), copied->c_str());
@@ -190,7 +212,12 @@ Status Copy(const Options& options, std::optional<Progress>* progress,
     }
   }
   (*progress)->Finish();
-  if (options.blkhash) return WriteDigest(options, *digest);
+  // With the JSON report on stdout, the digest is in the report.
+  bool digest_in_report = options.json && !options.json_file && !options.blkhash_file;
+  if (options.blkhash && !digest_in_report) {
+    return WriteLine(options.blkhash_file ? "--blkhash-file" : "--blkhash", options.blkhash_file,
+                     *digest);
+  }
   return Status::Ok();
 }
 
@@ -202,14 +229,28 @@ std::string InterruptedMessage(uint64_t copied, std::optional<uint64_t> total) {
 }  // namespace
 
 CopyOutcome RunCopy(const Options& options) {
+  const auto start = std::chrono::steady_clock::now();
   std::optional<Progress> progress;
-  std::optional<uint64_t> size;
-  Status status = Copy(options, &progress, &size);
-  uint64_t copied = progress ? progress->copied() : 0;
+  RunReport report;
+  Status status = Copy(options, &progress, &report);
+  report.bytes_copied = progress ? progress->copied() : 0;
   progress.reset();  // ends the bar's line before any message
   // Whatever failed after a signal (a server killed by the same Ctrl-C,
   // say) failed because of it.
-  if (!status.ok() && CancelRequested()) status = Status::Error(InterruptedMessage(copied, size));
+  if (!status.ok() && CancelRequested()) {
+    status = Status::Error(InterruptedMessage(report.bytes_copied, report.size));
+    report.signal_number = CancelSignal();
+  }
+  report.elapsed_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  report.exit_status = ExitStatusFor(status);
+  if (!status.ok()) report.error = status.message();
+  // Never on stdout when stdout carries the data (CheckOptions refused that).
+  bool stdout_is_data = options.destination == std::vector<std::string>{"-"};
+  if (options.json && (options.json_file || !stdout_is_data)) {
+    Status written = WriteLine("--json", options.json_file, RenderJson(report));
+    if (status.ok() && !written.ok()) status = written;
+  }
   return CopyOutcome{status, ExitStatusFor(status)};
 }
 

@@ -20,6 +20,7 @@ enum class Id {
   kConnections,
   kDestinationIsZero,
   kFlush,
+  kJson,
   kNoExtents,
   kProgress,
   kQueueSize,
@@ -50,7 +51,7 @@ struct OptionInfo {
 };
 
 // In --long-options order, which also gives the --short-options order.
-constexpr std::array<OptionInfo, 21> kOptionTable = {{
+constexpr std::array<OptionInfo, 22> kOptionTable = {{
     {Id::kHelp, "help", '\0', Arg::kNone, true},
     {Id::kAllocated, "allocated", '\0', Arg::kNone, true},
     {Id::kBlkhash, "blkhash", '\0', Arg::kOptional, true},
@@ -58,6 +59,7 @@ constexpr std::array<OptionInfo, 21> kOptionTable = {{
     {Id::kConnections, "connections", 'C', Arg::kRequired, true},
     {Id::kDestinationIsZero, "destination-is-zero", '\0', Arg::kNone, true},
     {Id::kFlush, "flush", '\0', Arg::kNone, true},
+    {Id::kJson, "json", '\0', Arg::kOptional, true},
     {Id::kNoExtents, "no-extents", '\0', Arg::kNone, true},
     {Id::kProgress, "progress", 'p', Arg::kOptional, true},
     {Id::kQueueSize, "queue-size", '\0', Arg::kRequired, true},
@@ -255,6 +257,10 @@ Status Apply(const Occurrence& occurrence, CommandLine* command_line) {
       break;
     case Id::kBlkhashFile:
       options.blkhash_file = value;
+      break;
+    case Id::kJson:
+      options.json = true;
+      options.json_file = occurrence.value;  // a bare --json means stdout
       break;
     case Id::kBlkhash: {
       if (!occurrence.value) {
@@ -472,64 +478,38 @@ Result<CommandLine> ParseCommandLine(const std::vector<std::string>& args) {
 }
 
 std::string HelpText() {
-  return R"(Copy a disk image between NBD servers, files, block devices and pipes.
-
-Usage:
-  nbdcopy [--allocated] [-C N|--connections=N]
-          [--destination-is-zero|--target-is-zero] [--flush]
-          [--no-extents] [-p|--progress|--progress=FD]
-          [--queue-size=N] [--request-size=N] [-R N|--requests=N]
-          [-S N|--sparse=N] [--synchronous] [-T N|--threads=N]
-          [-v|--verbose] [--blkhash[=ALGO[/SIZE]]] [--blkhash-file=FILE]
-          [--verify]
-          SOURCE DESTINATION
-
+  return R"(Usage: nbdcopy [OPTION...] SOURCE DESTINATION
+Copy a disk image between NBD servers, files, block devices and pipes.
   SOURCE, DESTINATION := - | FILE | DEVICE | NBD-URI | [ CMD ARGS ... ]
-  DESTINATION += null:
+  DESTINATION += null:      (put "--" before a "[ CMD ARGS ... ]" operand)
 
-  nbdcopy --help | -V|--version | --long-options | --short-options
-
-Put "--" before a "[ CMD ARGS ... ]" operand so that its arguments are not
-read as options; "[" and "]" are separate words.
-
-Examples:
-  nbdcopy nbd://server.example.com/disk disk.img
-  nbdcopy --progress disk.img nbd+unix:///?socket=/tmp/nbd.sock
-  nbdcopy nbd://server.example.com - | sha256sum
-  nbdcopy -- disk.raw [ qemu-nbd -f qcow2 disk.qcow2 ]
-  nbdcopy --blkhash=sha256 nbd://server.example.com null:
-
-Options:
-  --allocated              keep the destination fully allocated: zeroes are
-                           written, never punched
-  -C N, --connections=N    NBD connections to open when both ends allow it
-                           (default: 4)
+Copy:
+  --allocated              write zeroes as allocated, never punch holes
   --destination-is-zero, --target-is-zero
                            the destination already reads as zeroes
   --flush                  flush the destination before exiting
   --no-extents             do not ask the source where its holes are
-  -p, --progress           draw a progress bar on stderr
-  --progress=FD            write "N/100" progress lines to file descriptor FD
-  --queue-size=N           bytes in flight per worker (default: 12M)
-  --request-size=N         bytes per request, a power of 2 from 4K to 32M
-                           (default: 1M)
-  -R N, --requests=N       requests in flight per connection (default: 64)
-  -S N, --sparse=N         granularity of zero detection; 0 turns it off
-                           (default: 4096)
-  --synchronous            copy with one thread and synchronous requests
-  -T N, --threads=N        worker threads (default: number of CPUs)
-  -v, --verbose            print the settings and debug messages on stderr
-  --blkhash[=ALGO[/SIZE]]  print a blkhash checksum of the copied data; ALGO is
-                           md5, sha1, sha256 or sha512 (default: sha256/64K)
-  --blkhash-file=FILE      write the checksum to FILE (default: stdout)
-  --verify                 after copying, read the destination back and check
-                           that its blkhash matches the source's
-  --help                   print this help and exit
-  -V, --version            print the version and exit
-  --long-options, --short-options
-                           list the options, one per line, and exit
+  -S N, --sparse=N         zero-detection granularity, 0: off (4096)
+Performance:
+  -C N, --connections=N    NBD connections when both ends allow it (4)
+  -T N, --threads=N        worker threads (number of CPUs)
+  -R N, --requests=N       requests in flight per connection (64)
+  --request-size=N         bytes per request, a power of 2, 4K to 32M (1M)
+  --queue-size=N           data bytes in flight per worker (12M)
+  --synchronous            one thread, one request at a time
+Checksums:
+  --blkhash[=ALGO[/SIZE]]  print the source's blkhash; ALGO: md5, sha1,
+                           sha256 or sha512 (sha256/64K)
+  --blkhash-file=FILE      write the checksum to FILE, not stdout
+  --verify                 read the destination back, compare checksums
+Output:
+  -p, --progress           progress on stderr: a bar on a terminal
+  --progress=FD            "N/100" lines on file descriptor FD
+  --json[=FILE]            a JSON report at the end, on stdout or in FILE
+  -v, --verbose            settings, statistics and debug on stderr
+  --help, -V, --version, --long-options, --short-options
 
-Sizes take an optional K, M, G or T suffix (powers of 1024), e.g. 32K or 16M.
+Sizes take K, M, G or T (powers of 1024). More, and examples: man nbdcopy
 )";
 }
 

@@ -44,6 +44,8 @@ struct Options {
   std::optional<BlkhashSpec> blkhash;
   std::optional<std::string> blkhash_file;
   bool verify = false;  // read the destination back and compare blkhash digests
+  bool json = false;    // --json[=FILE]: a JSON report of the run at the end
+  std::optional<std::string> json_file;  // where it goes; unset: stdout
 
   // Each operand is its words: one word, or "[", CMD, ARGS..., "]".
   std::vector<std::string> source;

@@ -12,6 +12,7 @@ cat >"$T/want.txt" <<'LIST'
 --connections
 --destination-is-zero
 --flush
+--json
 --no-extents
 --progress
 --queue-size

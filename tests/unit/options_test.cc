@@ -108,6 +108,20 @@ TEST(OptionsTest, SizesShortLongAndHuman) {
   EXPECT_EQ(ParseOk({"--sparse", "64K", "a", "b"}).sparse_size, 64u << 10);
 }
 
+TEST(OptionsTest, Json) {
+  Options plain = ParseOk({"a", "b"});
+  EXPECT_FALSE(plain.json);
+  Options stdout_report = ParseOk({"--json", "a", "b"});
+  EXPECT_TRUE(stdout_report.json);
+  EXPECT_FALSE(stdout_report.json_file);
+  Options file_report = ParseOk({"--json=report.json", "a", "b"});
+  EXPECT_TRUE(file_report.json);
+  EXPECT_EQ(file_report.json_file, "report.json");
+  // Like --progress: only "--json=FILE" takes a value.
+  EXPECT_EQ(ParseOk({"--json", "x", "b"}).source, Words{"x"});
+  EXPECT_EQ(ParseError({"--json=", "a", "b"}), "--json: missing value after '='");
+}
+
 TEST(OptionsTest, Progress) {
   Options bar = ParseOk({"-p", "a", "b"});
   EXPECT_EQ(bar.progress, ProgressMode::kBar);
@@ -349,7 +363,7 @@ TEST(OptionsTest, Actions) {
 TEST(OptionsTest, LongOptionsTextIsExact) {
   EXPECT_EQ(LongOptionsText(),
             "--help\n--allocated\n--blkhash\n--blkhash-file\n--connections\n"
-            "--destination-is-zero\n--flush\n--no-extents\n--progress\n--queue-size\n"
+            "--destination-is-zero\n--flush\n--json\n--no-extents\n--progress\n--queue-size\n"
             "--request-size\n--requests\n--sparse\n--synchronous\n--target-is-zero\n"
             "--threads\n--verbose\n--verify\n--version\n");
 }
