@@ -1,6 +1,7 @@
 #include "nbdcopy/progress.h"
 
 #include <fmt/format.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -30,6 +31,13 @@ void WriteAll(int fd, const std::string& text) {
     if (n <= 0) return;  // Progress is advisory: never fail the copy over it.
     done += static_cast<size_t>(n);
   }
+}
+
+// The terminal's width, or 0 when unknown. Asked at every redraw: the
+// window may be resized during a long copy.
+size_t TerminalColumns(int fd) {
+  winsize size{};
+  return ioctl(fd, TIOCGWINSZ, &size) == 0 ? size.ws_col : 0;
 }
 
 // 0..99 while copying; 100 is only for the final report.
@@ -195,6 +203,11 @@ void Progress::Report(bool final) {
   }
   if (style_ == ProgressStyle::kBar) {
     std::string frame = RenderBar(snapshot);
+    // A frame that wrapped could not be redrawn by "\r": cut it short.
+    if (size_t columns = TerminalColumns(fd_); columns > 1 && frame.size() >= columns) {
+      frame.resize(columns - 1);
+      frame_length_ = std::min(frame_length_, columns - 1);
+    }
     frame_length_ = std::max(frame_length_, frame.size());
     frame.resize(frame_length_, ' ');
     Write("\r" + frame + (final ? "\n" : ""));

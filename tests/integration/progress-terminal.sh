@@ -28,6 +28,13 @@ msg "last frame: '$last'"
     fail "the bar does not end with a newline"
 [[ $(grep -c 'nbdcopy:' "$T/tty.txt") -eq 0 ]] || fail "unexpected messages: $(cat "$T/tty.txt")"
 
+msg "-p on a 40-column terminal: frames are cut to fit, never wrapped"
+pty_run --columns 40 "$T/narrow.txt" "$NBDCOPY" -p "$T/src.img" "$T/out.img" ||
+    fail "copy on a narrow terminal failed"
+longest=$(tr '\r' '\n' <"$T/narrow.txt" | wc -L)
+((longest <= 39)) || fail "a frame of $longest columns on a 40-column terminal"
+grep -q '100% \[####################\]' "$T/narrow.txt" || fail "no final frame on a narrow terminal"
+
 msg "Ctrl-C on a terminal during a copy from [ nbdkit ]"
 rm -f "$T/out.img" "$T/child.pid"
 rc=0

@@ -3,14 +3,19 @@
 everything it prints to OUTFILE; exits with its exit status (128 + N if a
 signal N killed it).
 
-usage: pty_run.py [--ctrl-c-after REGEX] OUTFILE CMD [ARGS...]
+usage: pty_run.py [--columns N] [--ctrl-c-after REGEX] OUTFILE CMD [ARGS...]
+
+--columns: the terminal's width (default: whatever the system gives).
 
 --ctrl-c-after: once the output matches REGEX, type Ctrl-C on the terminal,
 as a user would (the line discipline sends SIGINT to the whole foreground
 process group). A watchdog ends the run after 120 s (exit status 124).
 """
+import fcntl
 import os
 import pty
+import struct
+import termios
 import re
 import select
 import signal
@@ -23,6 +28,10 @@ WATCHDOG_SECONDS = 120
 def main():
     args = sys.argv[1:]
     ctrl_c_after = None
+    columns = None
+    if args[0] == "--columns":
+        columns = int(args[1])
+        args = args[2:]
     if args[0] == "--ctrl-c-after":
         ctrl_c_after = re.compile(args[1].encode())
         args = args[2:]
@@ -30,6 +39,8 @@ def main():
 
     pid, master = pty.fork()
     if pid == 0:
+        if columns:
+            fcntl.ioctl(1, termios.TIOCSWINSZ, struct.pack("HHHH", 24, columns, 0, 0))
         os.execvp(command[0], command)
     output = b""
     typed = False
