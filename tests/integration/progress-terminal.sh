@@ -4,7 +4,8 @@
 # ended by a newline. Then Ctrl-C typed on that terminal in the middle of a
 # copy from a "[ CMD ]" server: the bar's line is ended, exactly one line
 # "nbdcopy: interrupted after copying N of M bytes" follows, the exit status
-# is 130, and the server started for the copy is gone (no orphan). And a
+# is 130, and the server started for the copy is gone (no orphan). The
+# same when the terminal goes away (SIGHUP: exit status 129). And a
 # failing copy: the bar's line is ended before the one-line error.
 source "$(dirname "$0")/lib.sh"
 require_cmd python3
@@ -57,6 +58,17 @@ copied=${BASH_REMATCH[1]}
     fail "the bar's line was not ended before the message"
 [[ -s $T/child.pid ]] || fail "the [ nbdkit ] server wrote no pid file"
 ! _alive "$(cat "$T/child.pid")" || fail "the [ nbdkit ] server outlived nbdcopy (orphan)"
+msg "the terminal goes away during a copy from [ nbdkit ]: handled as SIGHUP"
+rm -f "$T/out.img" "$T/child.pid"
+rc=0
+pty_run --hang-up-after '[1-9][0-9.]* [KM]iB of' "$T/tty4.txt" \
+    "$NBDCOPY" -p -R 2 --request-size=64K -- \
+    [ nbdkit --log=null -P "$T/child.pid" --filter=delay pattern "$size" delay-read=200ms ] \
+    "$T/out.img" || rc=$?
+[[ $rc -eq 129 ]] || fail "exit status $rc after the terminal vanished, expected 129"
+[[ -s $T/child.pid ]] || fail "the [ nbdkit ] server wrote no pid file"
+! _alive "$(cat "$T/child.pid")" || fail "the [ nbdkit ] server outlived nbdcopy (orphan)"
+
 msg "-p on a terminal, a read error"
 rc=0
 pty_run "$T/tty3.txt" "$NBDCOPY" -p -- \

@@ -3,13 +3,16 @@
 everything it prints to OUTFILE; exits with its exit status (128 + N if a
 signal N killed it).
 
-usage: pty_run.py [--columns N] [--ctrl-c-after REGEX] OUTFILE CMD [ARGS...]
+usage: pty_run.py [--columns N] [--ctrl-c-after REGEX | --hang-up-after REGEX]
+                 OUTFILE CMD [ARGS...]
 
 --columns: the terminal's width (default: whatever the system gives).
 
 --ctrl-c-after: once the output matches REGEX, type Ctrl-C on the terminal,
 as a user would (the line discipline sends SIGINT to the whole foreground
-process group). A watchdog ends the run after 120 s (exit status 124).
+process group). --hang-up-after: once the output matches REGEX, close the
+terminal (the kernel sends SIGHUP to the command, its session leader) and
+save what was printed until then. A watchdog ends the run after 120 s (exit status 124).
 """
 import fcntl
 import os
@@ -32,8 +35,12 @@ def main():
     if args[0] == "--columns":
         columns = int(args[1])
         args = args[2:]
+    hang_up_after = None
     if args[0] == "--ctrl-c-after":
         ctrl_c_after = re.compile(args[1].encode())
+        args = args[2:]
+    elif args[0] == "--hang-up-after":
+        hang_up_after = re.compile(args[1].encode())
         args = args[2:]
     outfile, command = args[0], args[1:]
 
@@ -64,6 +71,9 @@ def main():
         if ctrl_c_after and not typed and ctrl_c_after.search(output):
             os.write(master, b"\x03")
             typed = True
+        if hang_up_after and hang_up_after.search(output):
+            os.close(master)
+            break
     _, status = os.waitpid(pid, 0)
     open(outfile, "wb").write(output)
     if os.WIFSIGNALED(status):
