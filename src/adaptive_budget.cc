@@ -1,14 +1,16 @@
 #include "nbdcopy/adaptive_budget.h"
 
 #include <algorithm>
+#include <bit>
 
 namespace nbdcopy {
 
-AdaptiveBudget::AdaptiveBudget(uint64_t request_size, uint64_t limit)
-    : request_size_(request_size),
-      floor_(std::min(limit, request_size)),
+AdaptiveBudget::AdaptiveBudget(uint64_t min_request, uint64_t max_request, uint64_t limit)
+    : min_request_(min_request),
+      max_request_(max_request),
       limit_(limit),
-      budget_(std::min(limit, 4 * request_size)) {}
+      unit_(max_request),
+      budget_(std::min(limit, 4 * max_request)) {}
 
 double AdaptiveBudget::rate() const {
   return *std::max_element(window_rates_.begin(), window_rates_.end());
@@ -45,10 +47,12 @@ void AdaptiveBudget::EndWindow(Clock::time_point now) {
   window_start_ = now;
   window_bytes_ = 0;
   double product = rate() * std::chrono::duration<double>(round_trip_).count();
-  // Whole requests: a budget of 1.9 requests would admit only one.
   uint64_t wanted = static_cast<uint64_t>(kGain * product);
-  wanted = (wanted + request_size_ - 1) / request_size_ * request_size_;
-  budget_ = std::clamp<uint64_t>(wanted, floor_, limit_);
+  unit_ = std::clamp<uint64_t>(std::bit_floor(std::max<uint64_t>(wanted / kRequestsPerBudget, 1)),
+                               min_request_, max_request_);
+  // Whole requests: a budget of 1.9 requests would admit only one.
+  wanted = (wanted + unit_ - 1) / unit_ * unit_;
+  budget_ = std::clamp<uint64_t>(wanted, std::min(limit_, unit_), limit_);
   // A probe costs about three round trips of a drained pipeline: one
   // every kProbeSpacing round trips costs a few percent.
   auto interval = std::clamp<Clock::duration>(kProbeSpacing * round_trip_, kMinProbeInterval,

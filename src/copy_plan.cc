@@ -19,6 +19,8 @@ unsigned OnlineCpus() {
 // separate zero operation costs a round trip, reading 64 KiB of zeroes costs
 // about as much (measured on the fragmented workload, docs/performance.md).
 constexpr uint64_t kCoalesceHoles = 64 * 1024;
+// Without --request-size, requests shrink to this on fast pipelines.
+constexpr uint64_t kSmallestAdaptiveRequest = 256 * 1024;
 // Zero lengths travel as 32-bit fields; stay well inside.
 constexpr uint64_t kMaxZeroOperation = 1ULL << 30;
 
@@ -88,6 +90,10 @@ Result<CopyPlan> MakeCopyPlan(const Options& options, const Endpoint& source,
                               plan.request_size, max_request, strict_maximum->name());
     plan.request_size = max_request;
   }
+  plan.min_request_size =
+      options.request_size_set
+          ? plan.request_size
+          : std::min(plan.request_size, std::max({kSmallestAdaptiveRequest, preferred, alignment}));
   plan.coalesce_below = std::max(alignment, std::min(kCoalesceHoles, plan.request_size));
   // Zero detection never splits a destination block.
   plan.sparse_size =
@@ -154,12 +160,13 @@ std::string DescribeCopy(const CopyPlan& plan, const Endpoint& source,
   };
   return plan.notes + describe("src", source) + describe("dst", destination) +
          fmt::format(
-             "nbdcopy: connections={} requests={} request_size={} alignment={} coalesce_below={} "
+             "nbdcopy: connections={} requests={} request_size={}..{} alignment={} "
+             "coalesce_below={} "
              "queue_size={} sparse={} synchronous={} extents={} allocated={} skip_zero_ranges={} "
              "flush={}\n",
-             plan.connections, plan.requests, plan.request_size, plan.alignment,
-             plan.coalesce_below, plan.queue_size, plan.sparse_size, plan.synchronous,
-             plan.use_extents, plan.allocated, plan.skip_zero_ranges, plan.flush);
+             plan.connections, plan.requests, plan.min_request_size, plan.request_size,
+             plan.alignment, plan.coalesce_below, plan.queue_size, plan.sparse_size,
+             plan.synchronous, plan.use_extents, plan.allocated, plan.skip_zero_ranges, plan.flush);
 }
 
 }  // namespace nbdcopy

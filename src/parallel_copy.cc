@@ -91,7 +91,8 @@ class Worker {
             source.info().overlapped_io || destination.info().overlapped_io ? plan_.requests : 1),
         batch_size_(8 * plan_.request_size),
         slots_(max_requests_),
-        budget_(plan_.request_size, plan_.queue_size),
+        budget_(plan_.min_request_size > 0 ? plan_.min_request_size : plan_.request_size,
+                plan_.request_size, plan_.queue_size),
         detect_zeroes_(plan_.sparse_size > 0 && destination.info().efficient_zero) {
     for (unsigned i = max_requests_; i > 0; --i) free_slots_.push_back(i - 1);
   }
@@ -139,7 +140,7 @@ class Worker {
         StartZeroPiece(piece);
         continue;
       }
-      piece.length = std::min(piece.length, plan_.request_size);
+      piece.length = std::min(piece.length, budget_.request_size());
       // A request larger than the whole budget still runs, alone.
       if (bytes_in_flight_ > 0 && bytes_in_flight_ + piece.length > budget_.budget()) return;
       ConsumeFront(piece.length);

@@ -20,6 +20,7 @@
 #ifndef NBDCOPY_ADAPTIVE_BUDGET_H_
 #define NBDCOPY_ADAPTIVE_BUDGET_H_
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cstdint>
@@ -36,13 +37,24 @@ class AdaptiveBudget {
   static constexpr auto kMinProbeInterval = std::chrono::milliseconds(20);
   static constexpr auto kMaxProbeInterval = std::chrono::seconds(2);
   static constexpr unsigned kProbeSamples = 2;
+  static constexpr uint64_t kRequestsPerBudget = 4;
 
-  // The budget stays within [request_size, limit] (limit itself may be less
-  // than one request: then every request runs alone).
-  AdaptiveBudget(uint64_t request_size, uint64_t limit);
+  // Requests are between min_request and max_request bytes (powers of 2);
+  // the budget stays within [the request size, limit] (limit itself may be
+  // less than one request: then every request runs alone).
+  AdaptiveBudget(uint64_t min_request, uint64_t max_request, uint64_t limit);
+  AdaptiveBudget(uint64_t request_size, uint64_t limit)
+      : AdaptiveBudget(request_size, request_size, limit) {}
 
   // Bytes the worker may have in flight now.
-  uint64_t budget() const { return probing_ ? floor_ : budget_; }
+  uint64_t budget() const { return probing_ ? std::min(limit_, unit_) : budget_; }
+
+  // Size of the next data request. A pipeline that needs many bytes in
+  // flight gets large requests (servers often serve a fixed number of
+  // requests at once), one that needs few gets small ones (buffers stay in
+  // the caches; some servers, qemu-nbd among them, handle 1M requests
+  // poorly): about kRequestsPerBudget requests fill the budget.
+  uint64_t request_size() const { return unit_; }
 
   // A data request of this worker finished: `bytes` long, started at
   // `started`, `alone` when nothing else of this worker's was in flight then.
@@ -56,9 +68,10 @@ class AdaptiveBudget {
  private:
   void EndWindow(Clock::time_point now);
 
-  const uint64_t request_size_;
-  const uint64_t floor_;
+  const uint64_t min_request_;
+  const uint64_t max_request_;
   const uint64_t limit_;
+  uint64_t unit_;  // request size in force
   uint64_t budget_;
   Clock::duration round_trip_ = Clock::duration::max();  // unloaded, from the last probe
   Clock::duration probe_best_ = Clock::duration::max();  // during a probe

@@ -14,12 +14,15 @@ namespace nbdcopy {
 
 struct CopyPlan {
   uint64_t request_size = 0;  // bytes per read/write, at most
-  uint64_t alignment = 1;     // every request starts and ends on a multiple (but at the end)
+  // The parallel engine adapts its request size in [min_request_size,
+  // request_size] (equal when --request-size was given).
+  uint64_t min_request_size = 0;
+  uint64_t alignment = 1;       // every request starts and ends on a multiple (but at the end)
   uint64_t coalesce_below = 0;  // zero ranges shorter than this are copied as data
-  uint64_t sparse_size = 0;   // zero-detection granularity; 0 = off
-  uint64_t queue_size = 0;    // bytes of data in flight per worker
-  unsigned connections = 1;   // workers, one connection each
-  unsigned requests = 1;      // requests in flight per worker
+  uint64_t sparse_size = 0;     // zero-detection granularity; 0 = off
+  uint64_t queue_size = 0;      // bytes of data in flight per worker
+  unsigned connections = 1;     // workers, one connection each
+  unsigned requests = 1;        // requests in flight per worker
   bool synchronous = true;
   bool use_extents = true;
   bool allocated = false;
@@ -41,12 +44,11 @@ Result<CopyPlan> MakeCopyPlan(const Options& options, const Endpoint& source,
 
 // Sizes a resizable destination to the source (the first change made to
 // it) and decides whether zero ranges may be skipped.
-Status PrepareDestination(const Options& options, const Endpoint& source,
-                          Endpoint& destination, CopyPlan* plan);
+Status PrepareDestination(const Options& options, const Endpoint& source, Endpoint& destination,
+                          CopyPlan* plan);
 
 // Multi-line summary for -v: endpoints, sizes, capabilities, settings.
-std::string DescribeCopy(const CopyPlan& plan, const Endpoint& source,
-                         const Endpoint& destination);
+std::string DescribeCopy(const CopyPlan& plan, const Endpoint& source, const Endpoint& destination);
 
 }  // namespace nbdcopy
 

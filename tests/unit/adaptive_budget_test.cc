@@ -26,6 +26,7 @@ struct Pipeline {
 
 struct Outcome {
   uint64_t final_budget;
+  uint64_t final_request;
   uint64_t max_budget_late;  // largest budget in the second half
   uint64_t min_budget_late;
   double throughput;  // bytes/s over the run
@@ -33,12 +34,14 @@ struct Outcome {
 
 // Drives a worker's admission loop (as ParallelCopy does: a request starts
 // when it fits the budget or nothing is in flight) for `seconds` of model time.
-Outcome Simulate(const Pipeline& pipeline, uint64_t request, uint64_t limit, double seconds) {
-  AdaptiveBudget budget(request, limit);
+Outcome Simulate(const Pipeline& pipeline, uint64_t request, uint64_t limit, double seconds,
+                 uint64_t min_request = 0) {
+  AdaptiveBudget budget(min_request ? min_request : request, request, limit);
   std::mt19937 rng(3);
   std::uniform_real_distribution<double> stretch(1.0, 1.0 + pipeline.jitter);
   struct InFlight {
     double started, done;
+    uint64_t bytes;
     bool alone;
   };
   std::deque<InFlight> in_flight;
@@ -48,25 +51,31 @@ Outcome Simulate(const Pipeline& pipeline, uint64_t request, uint64_t limit, dou
   };
   double now = 1.0, server_free = 1.0, end = 1.0 + seconds;
   uint64_t delivered = 0;
-  Outcome outcome{0, 0, UINT64_MAX, 0};
+  Outcome outcome{0, 0, 0, UINT64_MAX, 0};
+  uint64_t bytes_in_flight = 0;
   while (now < end) {
-    while (in_flight.empty() || (in_flight.size() + 1) * request <= budget.budget()) {
-      double service = request / pipeline.bandwidth * stretch(rng);
+    for (;;) {
+      uint64_t size = budget.request_size();
+      if (!in_flight.empty() && bytes_in_flight + size > budget.budget()) break;
+      double service = size / pipeline.bandwidth * stretch(rng);
       double done = std::max(now + pipeline.round_trip * stretch(rng), server_free + service);
       server_free = std::max(server_free, now) + service;
-      in_flight.push_back({now, done, in_flight.empty()});
+      in_flight.push_back({now, done, size, in_flight.empty()});
+      bytes_in_flight += size;
     }
     InFlight first = in_flight.front();
     in_flight.pop_front();
     now = first.done;
-    delivered += request;
-    budget.OnDone(request, at(first.started), first.alone, at(now));
+    delivered += first.bytes;
+    bytes_in_flight -= first.bytes;
+    budget.OnDone(first.bytes, at(first.started), first.alone, at(now));
     if (now > 1.0 + seconds / 2 && !budget.probing()) {
       outcome.max_budget_late = std::max(outcome.max_budget_late, budget.budget());
       outcome.min_budget_late = std::min(outcome.min_budget_late, budget.budget());
     }
   }
   outcome.final_budget = budget.budget();
+  outcome.final_request = budget.request_size();
   outcome.throughput = delivered / seconds;
   return outcome;
 }
@@ -100,6 +109,15 @@ TEST(AdaptiveBudgetTest, NoiseDoesNotMakeItWander) {
   Outcome o = Simulate({0.0003, 3e9, 0.6}, kMiB, 12 * kMiB, 3.0);
   EXPECT_LE(o.max_budget_late, 4 * kMiB);
   EXPECT_GE(o.min_budget_late, kMiB);
+}
+
+TEST(AdaptiveBudgetTest, FastPipelinesGetSmallRequestsSlowOnesLarge) {
+  Outcome fast = Simulate({0.0003, 3e9}, kMiB, 12 * kMiB, 2.0, 256 * 1024);
+  EXPECT_EQ(fast.final_request, 256u * 1024);
+  EXPECT_GT(fast.throughput, 0.9 * 3e9);
+  Outcome slow = Simulate({0.010, 4e9}, kMiB, 12 * kMiB, 3.0, 256 * 1024);
+  EXPECT_EQ(slow.final_request, kMiB);
+  EXPECT_GT(slow.throughput, 0.9 * 12 * kMiB / 0.010);
 }
 
 TEST(AdaptiveBudgetTest, BudgetStaysWithinItsBounds) {
