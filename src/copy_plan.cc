@@ -160,11 +160,11 @@ std::string DescribeCopy(const CopyPlan& plan, const Endpoint& source,
   };
   return plan.notes + describe("src", source) + describe("dst", destination) +
          fmt::format(
-             "nbdcopy: connections={} requests={} request_size={}..{} alignment={} "
+             "nbdcopy: connections={} requests={} request_size={} min_request_size={} alignment={} "
              "coalesce_below={} "
              "queue_size={} sparse={} synchronous={} extents={} allocated={} skip_zero_ranges={} "
              "flush={}\n",
-             plan.connections, plan.requests, plan.min_request_size, plan.request_size,
+             plan.connections, plan.requests, plan.request_size, plan.min_request_size,
              plan.alignment, plan.coalesce_below, plan.queue_size, plan.sparse_size,
              plan.synchronous, plan.use_extents, plan.allocated, plan.skip_zero_ranges, plan.flush);
 }
