@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <bit>
 #include <cerrno>
 #include <vector>
 
@@ -46,8 +47,13 @@ void Endpoint::TakeCompletions(std::vector<Completion>* out) {
 Status WriteZeroBytes(Endpoint& endpoint, uint64_t offset, uint64_t length) {
   constexpr uint64_t kChunk = 1024 * 1024;
   static const std::vector<std::byte> zeroes(kChunk);
+  // Within the endpoint's largest write; offsets stay aligned as they came.
+  uint64_t chunk = kChunk;
+  if (uint32_t maximum = endpoint.info().max_block_size; maximum != 0) {
+    chunk = std::min<uint64_t>(chunk, std::bit_floor(maximum));
+  }
   while (length > 0) {
-    uint64_t n = std::min(length, kChunk);
+    uint64_t n = std::min(length, chunk);
     Status status = endpoint.Write(offset, std::span(zeroes.data(), n));
     if (!status.ok()) return status;
     offset += n;

@@ -45,6 +45,25 @@ for rule in "${rules[@]}"; do
     stop_server dst
 done
 
+msg "a destination without write-zeroes: zeroes are written as data, within the maximum"
+# Holes of megabytes, so that zeroing one takes more than one maximum-sized write.
+start_nbdkit holes -r sparse-random seed=13 size=$size percent=20 runlength=524288
+nbd_to_file "$(uri_for holes)" "$size" "$T/holes.img"
+for opts in "" "--synchronous"; do
+    rm -f "$T/dst.log"
+    start_nbdkit dst --filter=log --filter=blocksize-policy --filter=nozero memory "$size" \
+        blocksize-minimum=4096 blocksize-preferred=65536 blocksize-maximum=65536 \
+        blocksize-error-policy=error logfile="$T/dst.log"
+    make_random_file "$T/junk.img" "$size"
+    run_copy "$T/junk.img" "$(uri_for dst)"   # old data the zeroes must replace
+    # shellcheck disable=SC2086
+    run_copy $opts "$(uri_for holes)" "$(uri_for dst)"
+    bad=$(logtool misaligned "$T/dst.log" Read,Write,Zero,Trim 4096 65536 "$size")
+    [[ $bad -eq 0 ]] || fail "nozero [$opts]: $bad requests broke the rules"
+    assert_nbd_equals_file "$(uri_for dst)" "$T/holes.img" "nozero destination [$opts]"
+    stop_server dst
+done
+
 msg "--request-size below the destination's minimum: refused, nothing written"
 start_nbdkit dst --filter=log --filter=blocksize-policy memory "$size" \
     blocksize-minimum=65536 blocksize-preferred=65536 blocksize-error-policy=error \
