@@ -17,6 +17,7 @@ import subprocess
 import sys
 
 import report_budget
+import report_incremental
 import report_local
 from reportlib import (base_row, fmt_ratio, fmt_time, load_checks, load_cmds, load_meta, load_rows,
                        load_size, read)
@@ -433,6 +434,8 @@ def main():
     tlist = targets(results)
     lresults = {w: wl for w in report_local.LOCAL_WORKLOADS if (wl := report_local.load(raw, w))}
     llist = report_local.targets(lresults)
+    iresult = report_incremental.load(raw)
+    ilist = report_incremental.targets(iresult)
     hresults = {w: wl for w in HASH_WORKLOADS if (wl := load_hash_workload(raw, w))}
     hlist = hash_targets(hresults)
     shell = shell_overhead(raw)
@@ -452,6 +455,8 @@ def main():
         print(f"\n{npass} passed, {len(tlist) - npass} failed")
     if lresults:
         print("\n".join(report_local.terminal(lresults, llist)))
+    if iresult:
+        print("\n".join(report_incremental.terminal(iresult, ilist)))
     hpass = sum(1 for ok, _ in hlist if ok)
     if hresults:
         print("\n## Checksums\n")
@@ -554,6 +559,8 @@ def main():
         md += ["", f"{npass} of {len(tlist)} targets met.", ""]
     if lresults:
         md += report_local.section(lresults, llist, meta, tidy)
+    if iresult:
+        md += report_incremental.section(iresult, ilist, tidy)
     if hresults:
         md += checksum_section(hresults, hlist, shell, meta, tidy)
     if sweeps:

@@ -12,6 +12,7 @@
 #include "nbdcopy/cancel.h"
 #include "nbdcopy/copy_plan.h"
 #include "nbdcopy/endpoint_spec.h"
+#include "nbdcopy/incremental.h"
 #include "nbdcopy/local_endpoints.h"
 #include "nbdcopy/open_endpoint.h"
 #include "nbdcopy/parallel_copy.h"
@@ -106,16 +107,18 @@ Result<std::string> CopyAndHash(const Options& options, const CopyPlan& plan, En
   return hash->Finish(*length);
 }
 
-// Reads the first `length` bytes of the destination back and hashes them.
-Result<std::string> HashDestination(const Options& options, const CopyPlan& copy_plan,
-                                    Endpoint& destination, uint64_t length,
-                                    const BlkhashSpec& spec) {
-  PrefixEndpoint image(destination, length);
+// Reads the first `length` bytes of an endpoint (the destination, or the
+// source of an incremental copy) and hashes them.
+Result<std::string> HashImage(const Options& options, const CopyPlan& copy_plan,
+                              Endpoint& endpoint, uint64_t length, const BlkhashSpec& spec) {
+  PrefixEndpoint image(endpoint, length);
   NullEndpoint discard;
   CopyPlan plan = copy_plan;
   plan.flush = false;
   plan.skip_zero_ranges = false;
-  plan.use_extents = destination.info().can_extents;
+  plan.use_extents = endpoint.info().can_extents;
+  plan.zero_extents = true;
+  plan.incremental = false;  // every byte
   plan.sparse_size = 0;  // nothing is written
   plan.synchronous = false;
   Progress silent(ProgressMode::kNone, -1, length);
@@ -152,21 +155,36 @@ Status Copy(const Options& options, std::optional<Progress>* progress, RunReport
   Result<EndpointSpec> destination_spec = ClassifyEndpoint(options.destination, Role::kDestination);
   if (!destination_spec.ok()) return destination_spec.status();
   report->source = DisplayName(*source_spec);
+  report->dirty_bitmap = options.dirty_bitmap;
   report->destination = DisplayName(*destination_spec);
   if (Status status = CheckOptions(options, *destination_spec); !status.ok()) return status;
   if (Status status = CheckNotSameFile(*source_spec, *destination_spec); !status.ok()) {
     return status;
   }
+  const bool incremental = options.dirty_bitmap.has_value();
+  if (incremental) {
+    Status status = CheckIncrementalOptions(options, *source_spec, *destination_spec);
+    if (!status.ok()) return status;
+  }
 
-  OpenFlags flags{.debug = options.verbose};
+  OpenFlags flags;
+  flags.debug = options.verbose;
   // The source first: if it cannot be opened the destination is never touched.
-  auto source = OpenEndpoint(*source_spec, Role::kSource, flags);
+  OpenFlags source_flags = flags;
+  source_flags.dirty_bitmap = options.dirty_bitmap.value_or("");
+  auto source = OpenEndpoint(*source_spec, Role::kSource, source_flags);
   if (!source.ok()) return source.status();
   report->size = (*source)->info().size;
-  auto destination = OpenEndpoint(*destination_spec, Role::kDestination, flags);
+  OpenFlags destination_flags = flags;
+  destination_flags.must_exist = incremental;
+  auto destination = OpenEndpoint(*destination_spec, Role::kDestination, destination_flags);
   if (!destination.ok()) return destination.status();
   if (options.verify && (*destination)->info().sequential) {
     return Status::Error("--verify: " + (*destination)->name() + " cannot be read back");
+  }
+  if (incremental) {
+    Status status = CheckIncrementalDestination(options, **destination);
+    if (!status.ok()) return status;
   }
 
   Result<CopyPlan> plan = MakeCopyPlan(options, **source, **destination);
@@ -186,19 +204,53 @@ Status Copy(const Options& options, std::optional<Progress>* progress, RunReport
   report->queue_size = plan->queue_size;
   report->blkhash = hash_spec;
 
-  progress->emplace(options.progress, options.progress_fd, report->size);
+  std::optional<uint64_t> total = report->size;
+  if (incremental) {
+    Result<DirtySummary> summary = SummarizeDirty(*plan, **source);
+    if (!summary.ok()) return summary.status();
+    report->dirty = *summary;
+    std::string line = DescribeDirty(*summary, *report->size);
+    if (destination_spec->kind == EndpointKind::kNull) {  // a dry run
+      if (options.json && !options.json_file) return Status::Ok();  // the report says it
+      return WriteLine("--dirty-bitmap", std::nullopt, line);
+    }
+    if (options.verbose) {
+      std::fprintf(stderr, "nbdcopy: dirty-bitmap=%s: %s\n", options.dirty_bitmap->c_str(),
+                   line.c_str());
+    }
+    total = summary->dirty_bytes;  // progress counts what is copied
+  }
+
+  progress->emplace(options.progress, options.progress_fd, total);
   (*progress)->Start();
   uint64_t length = 0;
+  // An incremental copy reads part of the source: --verify hashes it whole, later.
   Result<std::string> digest =
       CopyAndHash(options, *plan, **source, **destination, **progress,
-                  hash_spec ? &*hash_spec : nullptr, &length, &report->stats);
+                  hash_spec && !incremental ? &*hash_spec : nullptr, &length, &report->stats);
   if (!digest.ok()) return digest.status();
+  if (incremental) {
+    if (options.verbose) {
+      const CopyStats& stats = report->stats;
+      std::fprintf(stderr,
+                   "nbdcopy: dirty-bitmap=%s: read=%llu written=%llu zeroed=%llu "
+                   "left alone (clean)=%llu\n",
+                   options.dirty_bitmap->c_str(), static_cast<unsigned long long>(stats.bytes_read),
+                   static_cast<unsigned long long>(stats.bytes_written),
+                   static_cast<unsigned long long>(stats.bytes_zeroed),
+                   static_cast<unsigned long long>(report->dirty->clean_bytes));
+    }
+    length = *report->size;
+    if (options.verify) {
+      digest = HashImage(options, *plan, **source, length, *hash_spec);
+      if (!digest.ok()) return digest.status().WithPrefix("--verify");
+    }
+  }
   report->size = length;  // a stream's size is known now
   if (hash_spec) report->digest = *digest;
 
   if (options.verify) {
-    Result<std::string> copied =
-        HashDestination(options, *plan, **destination, length, *hash_spec);
+    Result<std::string> copied = HashImage(options, *plan, **destination, length, *hash_spec);
     if (!copied.ok()) return copied.status().WithPrefix("--verify");
     report->destination_digest = *copied;
     if (options.verbose) {
@@ -238,7 +290,9 @@ CopyOutcome RunCopy(const Options& options) {
   // Whatever failed after a signal (a server killed by the same Ctrl-C,
   // say) failed because of it.
   if (!status.ok() && CancelRequested()) {
-    status = Status::Error(InterruptedMessage(report.bytes_copied, report.size));
+    std::optional<uint64_t> total = report.size;
+    if (report.dirty) total = report.dirty->dirty_bytes;  // what progress counted to
+    status = Status::Error(InterruptedMessage(report.bytes_copied, total));
     report.signal_number = CancelSignal();
   }
   report.elapsed_seconds =

@@ -38,7 +38,9 @@ Result<CopyPlan> MakeCopyPlan(const Options& options, const Endpoint& source,
   if (dst.read_only) {
     return Status::Error(destination.name() + ": the destination is read-only");
   }
-  if (src.size && dst.size && !dst.resizable && *src.size > *dst.size) {
+  const bool incremental = options.dirty_bitmap.has_value();
+  // An incremental copy writes onto the previous copy, never resizing it.
+  if (src.size && dst.size && (!dst.resizable || incremental) && *src.size > *dst.size) {
     return Status::Error(fmt::format("{}: source size {} is larger than destination size {}",
                                      destination.name(), *src.size, *dst.size));
   }
@@ -102,7 +104,8 @@ Result<CopyPlan> MakeCopyPlan(const Options& options, const Endpoint& source,
           : std::max<uint64_t>(
                 {options.sparse_size, dst.preferred_block_size,
                  std::bit_ceil<uint64_t>(std::max<uint32_t>(dst.min_block_size, 1))});
-  if (src.size && dst.size && *src.size < *dst.size && !dst.resizable && !dst.partial_blocks_ok &&
+  if (src.size && dst.size && *src.size < *dst.size && (!dst.resizable || incremental) &&
+      !dst.partial_blocks_ok &&
       *src.size % std::max<uint32_t>(dst.min_block_size, 1) != 0) {
     return Status::Error(fmt::format(
         "{}: source size {} is not a multiple of the destination's minimum block size {}, and "
@@ -115,7 +118,10 @@ Result<CopyPlan> MakeCopyPlan(const Options& options, const Endpoint& source,
   unsigned threads = options.threads == 0 ? OnlineCpus() : options.threads;
   plan.connections = std::min(options.connections, threads);
   if (plan.synchronous || !src.can_multi_conn || !dst.can_multi_conn) plan.connections = 1;
-  plan.use_extents = options.extents && src.can_extents;
+  // Clean ranges come with the extents: an incremental copy always asks.
+  plan.use_extents = (options.extents || incremental) && src.can_extents;
+  plan.zero_extents = options.extents;
+  plan.incremental = incremental;
   plan.allocated = options.allocated;
   plan.flush = options.flush;
   return plan;
@@ -128,12 +134,18 @@ PlanRules RulesFor(const CopyPlan& plan, uint64_t size) {
   rules.max_data = plan.request_size;
   rules.max_zero = std::max(plan.alignment, kMaxZeroOperation / plan.alignment * plan.alignment);
   rules.coalesce_below = plan.coalesce_below;
+  rules.zero_extents = plan.zero_extents;
+  rules.skip_clean = plan.incremental;
   return rules;
 }
 
 Status PrepareDestination(const Options& options, const Endpoint& source, Endpoint& destination,
                           CopyPlan* plan) {
   const EndpointInfo& src = source.info();
+  if (plan->incremental) {
+    plan->skip_zero_ranges = false;  // the destination holds old data, not zeroes
+    return Status::Ok();
+  }
   if (destination.info().resizable) {
     Status status = destination.Truncate(src.size.value_or(0));
     if (!status.ok()) return status;
@@ -163,10 +175,11 @@ std::string DescribeCopy(const CopyPlan& plan, const Endpoint& source,
              "nbdcopy: connections={} requests={} request_size={} min_request_size={} alignment={} "
              "coalesce_below={} "
              "queue_size={} sparse={} synchronous={} extents={} allocated={} skip_zero_ranges={} "
-             "flush={}\n",
+             "flush={} incremental={}\n",
              plan.connections, plan.requests, plan.request_size, plan.min_request_size,
              plan.alignment, plan.coalesce_below, plan.queue_size, plan.sparse_size,
-             plan.synchronous, plan.use_extents, plan.allocated, plan.skip_zero_ranges, plan.flush);
+             plan.synchronous, plan.use_extents, plan.allocated, plan.skip_zero_ranges, plan.flush,
+             plan.incremental);
 }
 
 }  // namespace nbdcopy

@@ -10,6 +10,8 @@
 #include <cstdio>
 #include <cstring>
 
+#include <fmt/format.h>
+
 namespace nbdcopy {
 
 namespace {
@@ -24,24 +26,70 @@ std::string LibnbdError() {
   return message ? message : "unknown libnbd error";
 }
 
-struct ExtentCollector {
+// qemu:dirty-bitmap:NAME flags: bit 0 set = changed since the checkpoint.
+constexpr uint32_t kStateDirty = 1;
+
+// One meta context's answer, as extents: base:allocation sets zero, a dirty
+// bitmap sets clean.
+struct ContextExtents {
   uint64_t offset;  // where the next extent starts
   uint64_t end;
   std::vector<Extent>* out;
+  bool dirty_bitmap;
+
+  void Add(const uint32_t* entries, size_t count) {
+    for (size_t i = 0; i + 1 < count && offset < end; i += 2) {
+      uint64_t length = std::min<uint64_t>(entries[i], end - offset);
+      if (length == 0) break;  // No progress: leave the rest undescribed.
+      Extent extent{.offset = offset, .length = length};
+      if (dirty_bitmap) {
+        extent.clean = (entries[i + 1] & kStateDirty) == 0;
+      } else {
+        extent.zero = (entries[i + 1] & LIBNBD_STATE_ZERO) != 0;
+      }
+      out->push_back(extent);
+      offset += length;
+    }
+  }
+};
+
+struct ExtentCollector {
+  ContextExtents allocation;
+  ContextExtents dirty;
+  const std::string* dirty_context;  // empty: none asked for
 };
 
 int CollectExtents(void* user_data, const char* metacontext, uint64_t offset, uint32_t* entries,
                    size_t count, int* error) {
   auto* collector = static_cast<ExtentCollector*>(user_data);
-  if (std::strcmp(metacontext, kBaseAllocation) != 0) return 0;
-  for (size_t i = 0; i + 1 < count && collector->offset < collector->end; i += 2) {
-    uint64_t length = std::min<uint64_t>(entries[i], collector->end - collector->offset);
-    if (length == 0) break;  // No progress: leave the rest undescribed.
-    bool zero = (entries[i + 1] & LIBNBD_STATE_ZERO) != 0;
-    collector->out->push_back(Extent{collector->offset, length, zero});
-    collector->offset += length;
+  if (std::strcmp(metacontext, kBaseAllocation) == 0) {
+    collector->allocation.Add(entries, count);
+  } else if (!collector->dirty_context->empty() && *collector->dirty_context == metacontext) {
+    collector->dirty.Add(entries, count);
   }
   return 0;
+}
+
+// Combines base:allocation (zero) with a dirty bitmap (clean) over the
+// prefix both describe. No allocation answer: all data.
+void MergeContexts(uint64_t offset, std::vector<Extent> allocation,
+                   const std::vector<Extent>& dirty, std::vector<Extent>* out) {
+  const uint64_t dirty_end = dirty.back().offset + dirty.back().length;
+  if (allocation.empty()) allocation.push_back(Extent{offset, dirty_end - offset, false});
+  const uint64_t end =
+      std::min(dirty_end, allocation.back().offset + allocation.back().length);
+  size_t a = 0, d = 0;
+  for (uint64_t position = offset; position < end;) {
+    uint64_t next = std::min({allocation[a].offset + allocation[a].length,
+                              dirty[d].offset + dirty[d].length, end});
+    out->push_back(Extent{.offset = position,
+                          .length = next - position,
+                          .zero = allocation[a].zero,
+                          .clean = dirty[d].clean});
+    position = next;
+    if (allocation[a].offset + allocation[a].length == position) ++a;
+    if (dirty[d].offset + dirty[d].length == position) ++d;
+  }
 }
 
 // A failure while creating or connecting a handle: libnbd's own message.
@@ -65,7 +113,10 @@ void NbdHandleCloser::operator()(nbd_handle* handle) const {
 }
 
 Result<std::unique_ptr<NbdEndpoint>> NbdEndpoint::Connect(const EndpointSpec& spec, Role role,
-                                                          bool debug) {
+                                                          bool debug,
+                                                          const std::string& dirty_bitmap) {
+  const std::string dirty_context =
+      dirty_bitmap.empty() ? std::string() : "qemu:dirty-bitmap:" + dirty_bitmap;
   std::string name = DisplayName(spec);
   NbdHandle handle(nbd_create());
   if (!handle) return SetupError(name);
@@ -77,7 +128,8 @@ Result<std::unique_ptr<NbdEndpoint>> NbdEndpoint::Connect(const EndpointSpec& sp
       // libnbd would clear every read buffer first; a failed read is never
       // used here, so that memset is pure cost (most of our CPU time).
       nbd_set_pread_initialize(h, false) == -1 ||
-      nbd_add_meta_context(h, kBaseAllocation) == -1) {
+      nbd_add_meta_context(h, kBaseAllocation) == -1 ||
+      (!dirty_context.empty() && nbd_add_meta_context(h, dirty_context.c_str()) == -1)) {
     return SetupError(name);
   }
   int rc;
@@ -93,7 +145,15 @@ Result<std::unique_ptr<NbdEndpoint>> NbdEndpoint::Connect(const EndpointSpec& sp
 
   int64_t size = nbd_get_size(h);
   if (size < 0) return SetupError(name);
-  std::unique_ptr<NbdEndpoint> endpoint(new NbdEndpoint(spec, role, debug, std::move(handle)));
+  // Before anything else: without the bitmap there is nothing to copy by.
+  if (!dirty_context.empty() && nbd_can_meta_context(h, dirty_context.c_str()) != 1) {
+    return Status::Error(fmt::format("--dirty-bitmap={}: {}: the server does not offer the "
+                                     "meta context {}",
+                                     dirty_bitmap, name, dirty_context));
+  }
+  std::unique_ptr<NbdEndpoint> endpoint(
+      new NbdEndpoint(spec, role, debug, dirty_bitmap, std::move(handle)));
+  endpoint->dirty_context_ = dirty_context;
   EndpointInfo& info = endpoint->info_;
   info.size = static_cast<uint64_t>(size);
   info.read_only = nbd_is_read_only(h) == 1;
@@ -104,7 +164,7 @@ Result<std::unique_ptr<NbdEndpoint>> NbdEndpoint::Connect(const EndpointSpec& sp
   // A server started by "[ CMD ]" listens on a socket only libnbd holds.
   info.can_multi_conn = spec.kind != EndpointKind::kCommand && nbd_can_multi_conn(h) == 1;
   // Destinations too: --verify reads them back.
-  info.can_extents = nbd_can_meta_context(h, kBaseAllocation) == 1;
+  info.can_extents = nbd_can_meta_context(h, kBaseAllocation) == 1 || !dirty_context.empty();
   // Advertised block sizes (0 when the server says nothing: then it takes
   // any alignment, and requests are bounded only by our own 32M cap).
   int64_t minimum = nbd_get_block_size(h, LIBNBD_SIZE_MINIMUM);
@@ -185,11 +245,24 @@ Status NbdEndpoint::Extents(uint64_t offset, uint64_t length, std::vector<Extent
   if (!info_.can_extents) return Endpoint::Extents(offset, length, out);
   length = std::min(length, kMaxExtentsLength);
   size_t first = out->size();
-  ExtentCollector collector{offset, offset + length, out};
+  // One request answers both contexts; each answer lands in its own list.
+  std::vector<Extent> allocation, dirty;
+  ExtentCollector collector{
+      .allocation = {offset, offset + length, dirty_context_.empty() ? out : &allocation, false},
+      .dirty = {offset, offset + length, &dirty, true},
+      .dirty_context = &dirty_context_};
   nbd_extent_callback callback = {.callback = CollectExtents, .user_data = &collector, .free = nullptr};
   if (nbd_block_status(handle_.get(), length, offset, callback, 0) == -1) {
     out->resize(first);
     return LastError("extents", offset, length);
+  }
+  if (!dirty_context_.empty()) {
+    // No bitmap answer would read as "all clean": never guess that.
+    if (dirty.empty()) {
+      return IoError(name_, "extents", offset, length,
+                     "server described nothing for " + dirty_context_, EIO);
+    }
+    MergeContexts(offset, std::move(allocation), dirty, out);
   }
   if (out->size() == first) {
     return IoError(name_, "extents", offset, length, "server described nothing", EIO);
@@ -202,7 +275,7 @@ Status NbdEndpoint::Extents(uint64_t offset, uint64_t length, std::vector<Extent
 namespace nbdcopy {
 
 Result<std::unique_ptr<Endpoint>> NbdEndpoint::Connect() {
-  auto other = NbdEndpoint::Connect(spec_, role_, debug_);
+  auto other = NbdEndpoint::Connect(spec_, role_, debug_, dirty_bitmap_);
   if (!other.ok()) return other.status();
   return std::unique_ptr<Endpoint>(std::move(other).value());
 }

@@ -23,7 +23,8 @@ Result<std::unique_ptr<Endpoint>> OpenStdio(Role role) {
   return std::unique_ptr<Endpoint>(new PipeEndpoint("-", UniqueFd(copy)));
 }
 
-Result<std::unique_ptr<Endpoint>> OpenLocal(const std::string& path, Role role) {
+Result<std::unique_ptr<Endpoint>> OpenLocal(const std::string& path, Role role,
+                                            bool must_exist) {
   int flags = O_CLOEXEC | O_NOCTTY;
   if (role == Role::kSource) {
     flags |= O_RDONLY;
@@ -32,7 +33,7 @@ Result<std::unique_ptr<Endpoint>> OpenLocal(const std::string& path, Role role) 
     flags |= O_RDWR;
     struct stat existing;
     if (stat(path.c_str(), &existing) == -1) {
-      if (errno != ENOENT) return Status::FromErrno(path, errno);
+      if (errno != ENOENT || must_exist) return Status::FromErrno(path, errno);
       flags |= O_CREAT;
     } else if (S_ISFIFO(existing.st_mode) || S_ISCHR(existing.st_mode) ||
                S_ISSOCK(existing.st_mode)) {
@@ -66,12 +67,12 @@ Result<std::unique_ptr<Endpoint>> OpenEndpoint(const EndpointSpec& spec, Role ro
       return std::unique_ptr<Endpoint>(new NullEndpoint());
     case EndpointKind::kNbdUri:
     case EndpointKind::kCommand: {
-      auto nbd = NbdEndpoint::Connect(spec, role, flags.debug);
+      auto nbd = NbdEndpoint::Connect(spec, role, flags.debug, flags.dirty_bitmap);
       if (!nbd.ok()) return nbd.status();
       return std::unique_ptr<Endpoint>(std::move(nbd).value());
     }
     case EndpointKind::kLocalPath:
-      return OpenLocal(spec.text, role);
+      return OpenLocal(spec.text, role, flags.must_exist);
   }
   return Status::Error(spec.text + ": unknown endpoint kind");
 }

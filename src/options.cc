@@ -19,6 +19,7 @@ enum class Id {
   kBlkhashFile,
   kConnections,
   kDestinationIsZero,
+  kDirtyBitmap,
   kFlush,
   kJson,
   kNoExtents,
@@ -51,13 +52,14 @@ struct OptionInfo {
 };
 
 // In --long-options order, which also gives the --short-options order.
-constexpr std::array<OptionInfo, 22> kOptionTable = {{
+constexpr std::array<OptionInfo, 23> kOptionTable = {{
     {Id::kHelp, "help", '\0', Arg::kNone, true},
     {Id::kAllocated, "allocated", '\0', Arg::kNone, true},
     {Id::kBlkhash, "blkhash", '\0', Arg::kOptional, true},
     {Id::kBlkhashFile, "blkhash-file", '\0', Arg::kRequired, true},
     {Id::kConnections, "connections", 'C', Arg::kRequired, true},
     {Id::kDestinationIsZero, "destination-is-zero", '\0', Arg::kNone, true},
+    {Id::kDirtyBitmap, "dirty-bitmap", '\0', Arg::kRequired, true},
     {Id::kFlush, "flush", '\0', Arg::kNone, true},
     {Id::kJson, "json", '\0', Arg::kOptional, true},
     {Id::kNoExtents, "no-extents", '\0', Arg::kNone, true},
@@ -261,6 +263,9 @@ Status Apply(const Occurrence& occurrence, CommandLine* command_line) {
     case Id::kJson:
       options.json = true;
       options.json_file = occurrence.value;  // a bare --json means stdout
+      break;
+    case Id::kDirtyBitmap:
+      options.dirty_bitmap = value;
       break;
     case Id::kBlkhash: {
       if (!occurrence.value) {
@@ -487,6 +492,8 @@ Copy:
   --allocated              write zeroes as allocated, never punch holes
   --destination-is-zero, --target-is-zero
                            the destination already reads as zeroes
+  --dirty-bitmap=NAME      incremental: copy what qemu dirty bitmap NAME marks
+                           changed onto an existing copy (null: a dry run)
   --flush                  flush the destination before exiting
   --no-extents             do not ask the source where its holes are
   -S N, --sparse=N         zero-detection granularity, 0: off (4096)

@@ -28,6 +28,15 @@ Json VerifyJson(const RunReport& report) {
               {"destination_digest", *report.destination_digest}};
 }
 
+Json DirtyJson(const RunReport& report) {
+  if (!report.dirty_bitmap) return nullptr;
+  Json json = {{"name", *report.dirty_bitmap}};
+  json["dirty_bytes"] = report.dirty ? Json(report.dirty->dirty_bytes) : Json(nullptr);
+  json["ranges"] = report.dirty ? Json(report.dirty->ranges) : Json(nullptr);
+  json["clean_bytes"] = report.dirty ? Json(report.dirty->clean_bytes) : Json(nullptr);
+  return json;
+}
+
 Json SignalName(int signal_number) {
   if (signal_number == 0) return nullptr;
   const char* abbreviation = sigabbrev_np(signal_number);
@@ -61,6 +70,7 @@ std::string RenderJson(const RunReport& report) {
       {"bytes_per_second", throughput},
       {"blkhash", ChecksumJson(report)},
       {"verify", VerifyJson(report)},
+      {"dirty_bitmap", DirtyJson(report)},
       {"interrupted_by", SignalName(report.signal_number)},
       {"exit_status", report.exit_status},
       {"error", report.error.empty() ? Json(nullptr) : Json(report.error)},

@@ -21,8 +21,12 @@ bool WorkMap::TakeBatch(Endpoint& source, bool use_extents, uint64_t batch_bytes
 }
 
 void WorkMap::MapMore(Endpoint& source, bool use_extents) {
+  // A window may be all clean (nothing to do): go on to the next.
+  while (mapped_.empty() && cursor_ < rules_.image_size) MapWindow(source, use_extents);
+}
+
+void WorkMap::MapWindow(Endpoint& source, bool use_extents) {
   const uint64_t size = rules_.image_size;
-  if (cursor_ >= size) return;
   const uint64_t window = std::min(size - cursor_, kWindow);
   scratch_.clear();
   if (use_extents) {
@@ -39,7 +43,13 @@ void WorkMap::MapMore(Endpoint& source, bool use_extents) {
   if (scratch_.empty()) scratch_.push_back(Extent{cursor_, window, false});
   planned_.clear();
   cursor_ = PlanOperations(cursor_, scratch_, rules_, &planned_);
-  mapped_.insert(mapped_.end(), planned_.begin(), planned_.end());
+  for (const Extent& operation : planned_) {
+    if (operation.clean) {
+      clean_bytes_ += operation.length;  // an incremental copy leaves it alone
+    } else {
+      mapped_.push_back(operation);
+    }
+  }
 }
 
 }  // namespace nbdcopy

@@ -24,7 +24,9 @@ struct CopyPlan {
   unsigned connections = 1;     // workers, one connection each
   unsigned requests = 1;        // requests in flight per worker
   bool synchronous = true;
-  bool use_extents = true;
+  bool use_extents = true;   // ask the source for extents
+  bool zero_extents = true;  // its zero ranges become zero operations (not --no-extents)
+  bool incremental = false;  // --dirty-bitmap: clean ranges are skipped, nothing else
   bool allocated = false;
   bool skip_zero_ranges = false;  // destination already reads as zero there
   bool flush = false;
@@ -43,7 +45,9 @@ Result<CopyPlan> MakeCopyPlan(const Options& options, const Endpoint& source,
                               const Endpoint& destination);
 
 // Sizes a resizable destination to the source (the first change made to
-// it) and decides whether zero ranges may be skipped.
+// it) and decides whether zero ranges may be skipped. An incremental copy
+// (plan->incremental) neither resizes nor skips zero ranges: the
+// destination holds the previous copy, not zeroes.
 Status PrepareDestination(const Options& options, const Endpoint& source, Endpoint& destination,
                           CopyPlan* plan);
 

@@ -25,10 +25,14 @@ namespace nbdcopy {
 
 // A run of the image. zero == true only when the source guarantees the run
 // reads as zeroes; anything else (including "unallocated") is data.
+// clean == true only from a source opened with a dirty bitmap
+// (--dirty-bitmap): the run has not changed since the bitmap's checkpoint,
+// so an incremental copy leaves the destination alone there.
 struct Extent {
   uint64_t offset = 0;
   uint64_t length = 0;
   bool zero = false;
+  bool clean = false;
   bool operator==(const Extent&) const = default;
 };
 

@@ -22,9 +22,12 @@ using NbdHandle = std::unique_ptr<nbd_handle, NbdHandleCloser>;
 class NbdEndpoint : public Endpoint {
  public:
   // REQUIRES spec.kind is kNbdUri or kCommand. debug turns on libnbd's
-  // debug messages (stderr).
+  // debug messages (stderr). A non-empty dirty_bitmap asks for the meta
+  // context "qemu:dirty-bitmap:NAME" as well and fails unless the server
+  // offers it; Extents() then marks the unchanged ranges clean.
   static Result<std::unique_ptr<NbdEndpoint>> Connect(const EndpointSpec& spec, Role role,
-                                                      bool debug);
+                                                      bool debug,
+                                                      const std::string& dirty_bitmap = "");
 
   const std::string& name() const override { return name_; }
   const EndpointInfo& info() const override { return info_; }
@@ -52,10 +55,12 @@ class NbdEndpoint : public Endpoint {
   };
 
  private:
-  NbdEndpoint(const EndpointSpec& spec, Role role, bool debug, NbdHandle handle)
+  NbdEndpoint(const EndpointSpec& spec, Role role, bool debug, std::string dirty_bitmap,
+              NbdHandle handle)
       : spec_(spec),
         role_(role),
         debug_(debug),
+        dirty_bitmap_(std::move(dirty_bitmap)),
         name_(DisplayName(spec)),
         handle_(std::move(handle)) {}
   Status LastError(const char* op, uint64_t offset, uint64_t length) const;
@@ -76,6 +81,8 @@ class NbdEndpoint : public Endpoint {
   const EndpointSpec spec_;
   const Role role_;
   const bool debug_;
+  const std::string dirty_bitmap_;  // "" or the bitmap's NAME
+  std::string dirty_context_;       // "" or "qemu:dirty-bitmap:NAME"
   std::string name_;
   EndpointInfo info_;
   bool can_zero_ = false;

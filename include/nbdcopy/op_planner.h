@@ -4,6 +4,7 @@
 // fuzz target check its invariants directly.
 //
 // Invariants of the operations PlanOperations appends (each an Extent:
+// clean == true leaves the destination alone (no I/O at all); otherwise
 // zero == true is a zero operation on the destination, false is data to
 // read and write):
 //  - they cover [start, returned end) in order, without gaps or overlap;
@@ -12,6 +13,14 @@
 //  - a data operation is at most rules.max_data bytes, a zero operation at
 //    most rules.max_zero;
 //  - a zero operation lies wholly inside ranges the source called zero;
+//  - clean operations appear only with rules.skip_clean. One lies wholly
+//    inside ranges the source called clean, and every aligned block (or the
+//    short last block) lying wholly inside such ranges is in one: clean
+//    ranges shrink to whole blocks, the partial blocks at their edges are
+//    copied like any other. Zero and data operations never overlap a clean
+//    one, so inside dirty ranges holes still become zero operations;
+//  - without rules.zero_extents the source's zero ranges are planned as
+//    data;
 //  - zero ranges shorter than rules.coalesce_below become data (they ride
 //    along with the neighbouring data; zero detection finds them again),
 //    so the number of operations follows the amount of data and the number
@@ -33,6 +42,8 @@ struct PlanRules {
   uint64_t max_data = 1 << 20;          // multiple of alignment
   uint64_t max_zero = 1ULL << 30;       // multiple of alignment
   uint64_t coalesce_below = 64 * 1024;  // shorter zero ranges are data
+  bool zero_extents = true;             // plan the source's zero ranges as zero
+  bool skip_clean = false;              // incremental copy: clean ranges are skipped
 };
 
 // extents: the source's description of a range starting at `start`,

@@ -4,6 +4,7 @@
 #define NBDCOPY_OPEN_ENDPOINT_H_
 
 #include <memory>
+#include <string>
 
 #include "nbdcopy/endpoint.h"
 #include "nbdcopy/endpoint_spec.h"
@@ -12,10 +13,15 @@ namespace nbdcopy {
 
 struct OpenFlags {
   bool debug = false;  // libnbd debug messages on stderr
+  // Source: ask an NBD server for this dirty bitmap (NbdEndpoint::Connect).
+  std::string dirty_bitmap;
+  // Destination: a missing file is an error instead of being created.
+  bool must_exist = false;
 };
 
 // Opening a destination never writes to it: a missing regular file is
-// created empty, an existing one keeps its contents until Truncate().
+// created empty (unless flags.must_exist), an existing one keeps its
+// contents until Truncate().
 Result<std::unique_ptr<Endpoint>> OpenEndpoint(const EndpointSpec& spec, Role role,
                                                const OpenFlags& flags);
 

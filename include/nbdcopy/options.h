@@ -46,6 +46,9 @@ struct Options {
   bool verify = false;  // read the destination back and compare blkhash digests
   bool json = false;    // --json[=FILE]: a JSON report of the run at the end
   std::optional<std::string> json_file;  // where it goes; unset: stdout
+  // --dirty-bitmap=NAME: incremental copy of the ranges the source's
+  // "qemu:dirty-bitmap:NAME" meta context marks dirty.
+  std::optional<std::string> dirty_bitmap;
 
   // Each operand is its words: one word, or "[", CMD, ARGS..., "]".
   std::vector<std::string> source;

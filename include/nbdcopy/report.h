@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 
+#include "nbdcopy/incremental.h"
 #include "nbdcopy/options.h"
 #include "nbdcopy/parallel_copy.h"
 
@@ -28,6 +29,8 @@ struct RunReport {
   std::optional<BlkhashSpec> blkhash;             // the digest settings, when hashing
   std::optional<std::string> digest;              // the source's, when computed
   std::optional<std::string> destination_digest;  // --verify's read-back
+  std::optional<std::string> dirty_bitmap;        // --dirty-bitmap's NAME
+  std::optional<DirtySummary> dirty;              // once measured
   int exit_status = 0;
   std::string error;      // the one-line message, "" on success
   int signal_number = 0;  // the signal that interrupted the run, 0 if none

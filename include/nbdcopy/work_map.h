@@ -34,18 +34,27 @@ class WorkMap {
   // for the extents of the next window (or treats it all as data when
   // !use_extents). A failed or useless extents answer makes that range
   // data. Returns false when no work is left.
+  // With rules.skip_clean, clean ranges are never handed out.
   bool TakeBatch(Endpoint& source, bool use_extents, uint64_t batch_bytes,
                  std::deque<Extent>* pieces);
+
+  // Bytes of clean ranges skipped so far (rules.skip_clean).
+  uint64_t clean_bytes() {
+    std::lock_guard lock(mutex_);
+    return clean_bytes_;
+  }
 
  private:
   static constexpr uint64_t kWindow = 1ULL << 30;
 
-  void MapMore(Endpoint& source, bool use_extents);  // REQUIRES mutex_ held
+  void MapMore(Endpoint& source, bool use_extents);    // REQUIRES mutex_ held
+  void MapWindow(Endpoint& source, bool use_extents);  // REQUIRES mutex_ held
 
   const PlanRules rules_;
   std::mutex mutex_;
   uint64_t cursor_ = 0;        // first offset not yet mapped; guarded by mutex_
   std::deque<Extent> mapped_;  // planned, not handed out; guarded by mutex_
+  uint64_t clean_bytes_ = 0;   // guarded by mutex_
   std::vector<Extent> scratch_;
   std::vector<Extent> planned_;
 };

@@ -26,6 +26,10 @@ Sub-commands (all print plain integers on one line):
   span LOG TYPES SIZE    bytes of [0, SIZE) not covered by TYPES requests
   overlap LOG TYPES      bytes covered by more than one TYPES request
   outside LOG TYPES SIZE bytes of TYPES requests beyond SIZE
+  outranges LOG TYPES RANGES
+                         bytes of TYPES requests outside RANGES ("OFF+LEN,...")
+  unspanned LOG TYPES RANGES
+                         bytes of RANGES not covered by TYPES requests
   misaligned LOG TYPES MIN MAX SIZE
                          TYPES requests that break block-size rules: start or
                          end off a MIN boundary (an end at SIZE is allowed),
@@ -163,6 +167,29 @@ def outside(log, types, size):
     return sum(max(0, off + n - max(off, size)) for off, n in requests(log, types))
 
 
+def parse_ranges(text):
+    out = []
+    for item in filter(None, text.split(",")):
+        off, n = item.split("+")
+        out.append((int(off, 0), int(n, 0)))
+    return out
+
+
+def covered_bytes(ranges, a, b):
+    """Bytes of [a, b) inside the merged ranges."""
+    return sum(max(0, min(b, y) - max(a, x)) for x, y in merge(ranges))
+
+
+def outranges(log, types, ranges):
+    allowed = parse_ranges(ranges)
+    return sum(n - covered_bytes(allowed, off, off + n) for off, n in requests(log, types))
+
+
+def unspanned(log, types, ranges):
+    reqs = requests(log, types)
+    return sum(b - a - covered_bytes(reqs, a, b) for a, b in merge(parse_ranges(ranges)))
+
+
 def misaligned(log, types, minimum, maximum, size):
     bad = 0
     with open(log, errors="replace") as f:
@@ -197,6 +224,10 @@ def main(argv):
         print(overlap(argv[2], set(argv[3].split(","))))
     elif cmd == "outside":
         print(outside(argv[2], set(argv[3].split(",")), int(argv[4])))
+    elif cmd == "outranges":
+        print(outranges(argv[2], set(argv[3].split(",")), argv[4]))
+    elif cmd == "unspanned":
+        print(unspanned(argv[2], set(argv[3].split(",")), argv[4]))
     elif cmd == "misaligned":
         print(misaligned(argv[2], set(argv[3].split(",")), int(argv[4]), int(argv[5]),
                          int(argv[6])))

@@ -8,7 +8,7 @@ source "$(dirname "$0")/lib.sh"
 "$NBDCOPY" --help >"$T/help.txt" 2>"$T/err.txt" || fail "--help exited non-zero"
 [[ -s $T/help.txt ]] || fail "--help printed nothing on stdout"
 for opt in --allocated --blkhash --blkhash-file --connections \
-           --destination-is-zero --flush --json --no-extents --progress \
+           --destination-is-zero --dirty-bitmap --flush --json --no-extents --progress \
            --queue-size --request-size --requests --sparse --synchronous \
            --target-is-zero --threads --verbose --version --help; do
     grep -qE -- "$opt([^a-z-]|\$)" "$T/help.txt" || fail "--help does not mention $opt"

@@ -11,6 +11,7 @@ cat >"$T/want.txt" <<'LIST'
 --blkhash-file
 --connections
 --destination-is-zero
+--dirty-bitmap
 --flush
 --json
 --no-extents

@@ -67,6 +67,12 @@ class MemoryEndpoint : public Endpoint {
     zero_ranges_.push_back(Extent{offset, length, true});
     info_.can_extents = true;
   }
+  // Extents will report [offset, offset+length) as clean (unchanged since a
+  // dirty bitmap's checkpoint), like a source opened with --dirty-bitmap.
+  void AddCleanExtent(uint64_t offset, uint64_t length) {
+    clean_ranges_.push_back(Extent{offset, length, false, true});
+    info_.can_extents = true;
+  }
   // Every connection made afterwards fails this kind of operation too.
   void FailOn(std::string op) { fail_op_ = std::move(op); }
   // A stream: no size, sequential; reads return short at the end.
@@ -96,6 +102,7 @@ class MemoryEndpoint : public Endpoint {
     auto other = std::make_unique<MemoryEndpoint>(name_, shared_);
     other->info_ = info_;
     other->zero_ranges_ = zero_ranges_;
+    other->clean_ranges_ = clean_ranges_;
     other->fail_op_ = fail_op_;
     other->defer_ = defer_;
     std::lock_guard lock(shared_->mutex);
@@ -142,17 +149,23 @@ class MemoryEndpoint : public Endpoint {
     const uint64_t end = offset + length;
     for (uint64_t position = offset; position < end;) {
       uint64_t next = end;
-      bool zero = false;
-      for (const Extent& range : zero_ranges_) {
-        uint64_t range_end = range.offset + range.length;
-        if (range.offset <= position && position < range_end) {
-          zero = true;
-          next = std::min(next, range_end);
-        } else if (range.offset > position) {
-          next = std::min(next, range.offset);
+      // Is position inside one of ranges? Lowers next to where that changes.
+      auto inside = [&](const std::vector<Extent>& ranges) {
+        bool found = false;
+        for (const Extent& range : ranges) {
+          uint64_t range_end = range.offset + range.length;
+          if (range.offset <= position && position < range_end) {
+            found = true;
+            next = std::min(next, range_end);
+          } else if (range.offset > position) {
+            next = std::min(next, range.offset);
+          }
         }
-      }
-      out->push_back(Extent{position, next - position, zero});
+        return found;
+      };
+      bool zero = inside(zero_ranges_);
+      bool clean = inside(clean_ranges_);
+      out->push_back(Extent{position, next - position, zero, clean});
       position = next;
     }
     return Status::Ok();
@@ -218,6 +231,7 @@ class MemoryEndpoint : public Endpoint {
   std::shared_ptr<Shared> shared_;
   EndpointInfo info_;
   std::vector<Extent> zero_ranges_;
+  std::vector<Extent> clean_ranges_;
   std::string fail_op_;
   bool defer_ = false;
   std::mt19937 rng_;

@@ -75,6 +75,10 @@ TEST(OptionsTest, Flags) {
   EXPECT_TRUE(ParseOk({"--verbose", "a", "b"}).verbose);
   EXPECT_FALSE(ParseOk({"a", "b"}).verify);
   EXPECT_TRUE(ParseOk({"--verify", "a", "b"}).verify);
+  EXPECT_FALSE(ParseOk({"a", "b"}).dirty_bitmap.has_value());
+  EXPECT_EQ(ParseOk({"--dirty-bitmap=b0", "a", "b"}).dirty_bitmap, "b0");
+  EXPECT_EQ(ParseOk({"--dirty-bitmap", "b 1", "a", "b"}).dirty_bitmap, "b 1");
+  EXPECT_EQ(ParseError({"--dirty-bitmap=", "a", "b"}), "--dirty-bitmap: missing value after '='");
   EXPECT_TRUE(ParseOk({"-v", "--verbose", "a", "b"}).verbose);  // repeats are fine
 }
 
@@ -363,7 +367,7 @@ TEST(OptionsTest, Actions) {
 TEST(OptionsTest, LongOptionsTextIsExact) {
   EXPECT_EQ(LongOptionsText(),
             "--help\n--allocated\n--blkhash\n--blkhash-file\n--connections\n"
-            "--destination-is-zero\n--flush\n--json\n--no-extents\n--progress\n--queue-size\n"
+            "--destination-is-zero\n--dirty-bitmap\n--flush\n--json\n--no-extents\n--progress\n--queue-size\n"
             "--request-size\n--requests\n--sparse\n--synchronous\n--target-is-zero\n"
             "--threads\n--verbose\n--verify\n--version\n");
 }
