@@ -59,6 +59,7 @@ class SharedState {
     stats.bytes_skipped += worker.bytes_skipped;
     stats.requests += worker.requests;
     stats.final_budget = std::max(stats.final_budget, worker.final_budget);
+    stats.final_request_size = std::max(stats.final_request_size, worker.final_request_size);
     ++stats.workers;
   }
 
@@ -109,6 +110,7 @@ class Worker {
       }
     }
     stats_.final_budget = budget_.budget();
+    stats_.final_request_size = budget_.request_size();
     shared_.MergeStats(stats_);
   }
 

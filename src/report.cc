@@ -66,6 +66,8 @@ std::string RenderJson(const RunReport& report) {
       {"request_size", report.copy_started ? Json(report.request_size) : Json(nullptr)},
       {"queue_size", report.copy_started ? Json(report.queue_size) : Json(nullptr)},
       {"final_budget", stats.final_budget > 0 ? Json(stats.final_budget) : Json(nullptr)},
+      {"final_request_size",
+       stats.final_request_size > 0 ? Json(stats.final_request_size) : Json(nullptr)},
       {"elapsed_seconds", report.elapsed_seconds},
       {"bytes_per_second", throughput},
       {"blkhash", ChecksumJson(report)},

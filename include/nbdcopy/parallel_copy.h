@@ -28,6 +28,7 @@ struct CopyStats {
   unsigned workers = 0;        // workers that ran (connected)
   uint64_t requests = 0;       // operations started: reads, writes, zeroes
   uint64_t final_budget = 0;   // largest adaptive data budget in force at the end
+  uint64_t final_request_size = 0;  // largest adaptive request size in force at the end
 };
 
 // Copies the source to the destination with plan.connections workers.

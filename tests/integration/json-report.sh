@@ -57,6 +57,12 @@ for mode in default --synchronous; do
     expect_field "$T/report.json" 'r["synchronous"]' "$([[ $mode == default ]] && echo False || echo True)"
     expect_field "$T/report.json" '1 <= r["workers"] <= r["connections"]' True
     expect_field "$T/report.json" 'r["request_size"] > 0 and r["queue_size"] > 0' True
+    if [[ $mode == default ]]; then
+        expect_field "$T/report.json" '0 < r["final_request_size"] <= r["request_size"]' True
+        expect_field "$T/report.json" '0 < r["final_budget"] <= r["queue_size"]' True
+    else
+        expect_field "$T/report.json" '(r["final_budget"], r["final_request_size"])' "(None, None)"
+    fi
     expect_field "$T/report.json" 'r["elapsed_seconds"] > 0 and r["bytes_per_second"] > 0' True
     expect_field "$T/report.json" '(r["exit_status"], r["error"], r["interrupted_by"])' "(0, None, None)"
     expect_field "$T/report.json" '(r["blkhash"], r["verify"])' "(None, None)"

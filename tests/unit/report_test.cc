@@ -23,6 +23,7 @@ RunReport Finished() {
   report.stats.requests = 5;
   report.stats.workers = 2;
   report.stats.final_budget = 4096;
+  report.stats.final_request_size = 512;
   report.copy_started = true;
   report.connections = 4;
   report.request_size = 1024;
@@ -48,6 +49,7 @@ TEST(ReportTest, EveryFigureOfAFinishedCopy) {
   EXPECT_EQ(json["request_size"], 1024);
   EXPECT_EQ(json["queue_size"], 8192);
   EXPECT_EQ(json["final_budget"], 4096);
+  EXPECT_EQ(json["final_request_size"], 512);
   EXPECT_DOUBLE_EQ(json["elapsed_seconds"].get<double>(), 1.5);
   EXPECT_DOUBLE_EQ(json["bytes_per_second"].get<double>(), 2000);
   EXPECT_TRUE(json["blkhash"].is_null());
@@ -88,6 +90,7 @@ TEST(ReportTest, FailureBeforeTheCopy) {
   EXPECT_TRUE(json["connections"].is_null());
   EXPECT_TRUE(json["request_size"].is_null());
   EXPECT_TRUE(json["final_budget"].is_null());
+  EXPECT_TRUE(json["final_request_size"].is_null());
   EXPECT_EQ(json["bytes_copied"], 0);
   EXPECT_EQ(json["bytes_per_second"], 0);
   EXPECT_EQ(json["exit_status"], 1);
