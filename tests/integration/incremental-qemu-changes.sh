@@ -7,8 +7,9 @@
 # full copy must equal a fresh full copy (cmp), except a marker planted in a
 # clean range of the old copy, which must survive (nothing outside the dirty
 # ranges is rewritten).  Cases: one connection ("[ qemu-nbd ]"), two
-# connections (qemu-nbd -e 2 -t: multi-conn, -v shows workers=2), and
-# --synchronous.  -v reports the dirty size and range count, --progress=FD
+# connections (qemu-nbd -e 2 -t: multi-conn, -v shows workers=2),
+# --synchronous, and --no-extents (holes inside dirty ranges are read, then
+# found by zero detection).  -v reports the dirty size and range count, --progress=FD
 # ends at 100/100, --json has them too (bytes_copied = the dirty bytes), and
 # null: is a dry run printing the same figures.
 source "$(dirname "$0")/lib.sh"
@@ -71,5 +72,10 @@ grep -q "^nbdcopy: workers=2 " "$T/cmd.err" || fail "expected 2 workers: $(grep 
 prepare "$T/inc3.raw"
 run_copy --synchronous --dirty-bitmap=b0 "$(uri_for src)" "$T/inc3.raw"
 assert_incremental "$T/inc3.raw" "$T/fresh.raw" "$marker" "--synchronous"
+
+# 4. --no-extents: the bitmap is still asked for, zero ranges are not trusted.
+prepare "$T/inc4.raw"
+run_copy --no-extents --dirty-bitmap=b0 "$(uri_for src)" "$T/inc4.raw"
+assert_incremental "$T/inc4.raw" "$T/fresh.raw" "$marker" "--no-extents"
 stop_server src
 msg PASS
