@@ -560,7 +560,7 @@ def main():
     if lresults:
         md += report_local.section(lresults, llist, meta, tidy)
     if iresult:
-        md += report_incremental.section(iresult, ilist, tidy)
+        md += report_incremental.section(iresult, ilist, tidy, meta)
     if hresults:
         md += checksum_section(hresults, hlist, shell, meta, tidy)
     if sweeps:

@@ -79,21 +79,26 @@ def targets(wl):
 
 def table(wl):
     lines = ["| command | median wall | CPU (user + sys) | peak RSS | wall / incremental "
-             "| image size / wall | check |", "|---|---|---|---|---|---|---|"]
+             "| MiB moved / wall | check |", "|---|---|---|---|---|---|---|"]
     base = wl["rows"].get("incremental")
+    # What each command moves: the dirty bytes, or the whole image.
+    moved = {"incremental": wl["dirty"].get("dirty", 0) / 2**20,
+             "contiguous": wl["contiguous"].get("dirty", 0) / 2**20}
     for label in ORDER:
         r = wl["rows"].get(label)
         if r is not None:
             lines.append(base_row(LABELS[label], r, label == "incremental", base,
-                                  wl["size_mib"]))
+                                  moved.get(label) or wl["size_mib"]))
     return lines
 
 
 def describe_dirty(figures):
     if not figures:
         return "?"
-    return (f"{figures.get('dirty', 0) / 2**20:.1f} MiB in {figures.get('ranges', '?')} "
-            f"ranges, {figures.get('clean', 0) / 2**20:.0f} MiB left alone")
+    ranges = figures.get("ranges", "?")
+    return (f"{figures.get('dirty', 0) / 2**20:.1f} MiB in {ranges} "
+            f"range{'' if ranges == 1 else 's'}, {figures.get('clean', 0) / 2**20:.0f} MiB "
+            "left alone")
 
 
 def terminal(wl, tlist):
@@ -108,9 +113,11 @@ def terminal(wl, tlist):
     return out
 
 
-def section(wl, tlist, tidy):
+def section(wl, tlist, tidy, meta):
     md = ["## Incremental copies (`--dirty-bitmap`)", "",
-          "A qcow2 image with 10 % data, the full copy taken at a checkpoint, then 1 % of the "
+          f"Measured on {meta.get('date', '?')}, {meta.get('runs', '?')} runs after "
+          f"{meta.get('warmup', '?')} warm-up. "
+          f"A {wl['size_mib'] / 1024:g} GiB qcow2 image with 10 % data, the full copy taken at a checkpoint, then 1 % of the "
           "image rewritten in scattered 64 KiB clusters: the incremental copy from the dirty "
           "bitmap onto the old copy, against the same amount of data as one contiguous range "
           "(another bitmap of the same image, copied the same way) and against full copies "
@@ -127,7 +134,9 @@ def section(wl, tlist, tidy):
            f"- dirty, scattered (b0): {describe_dirty(wl['dirty'])}",
            f"- dirty, contiguous (b1): {describe_dirty(wl['contiguous'])}", ""]
     md += table(wl)
-    md += ["", "Check: one extra run per command from a qemu-nbd on a socket (peak RSS), "
+    md += ["", "MiB moved: the dirty bytes for the incremental rows, the image's size (holes "
+           "included) for the full copies.", "",
+           "Check: one extra run per command from a qemu-nbd on a socket (peak RSS), "
            "the incremental one onto a fresh copy of the old image; `qemu-img compare` "
            "against the qcow2 image (the contiguous run copies one range only: n/a).", "",
            "Targets (issue 9): the incremental copy takes at most 2× the time of copying the "
