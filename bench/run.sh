@@ -6,7 +6,7 @@
 #        NBDCOPY=/usr/bin/nbdcopy bench/run.sh   use another binary as "ours"
 #        WORKLOADS="blkhash-pattern blkhash-copy" SWEEP=0 bench/run.sh   a subset
 # Environment: see bench/README.md (NBDCOPY, QUICK, RUNS, WARMUP, SWEEP, SWEEP_RUNS,
-# WORKLOADS, OUTDIR, RAW, TMPDIR, SHM, FSIMAGE_DIR, FSIMAGE_MIB, FSCACHE, DISKDIR).
+# WORKLOADS, OUTDIR, RAW, TMPDIR, SHM, FSIMAGE_DIR, FSIMAGE_MIB, FSCACHE, DISKDIR, INCCACHE).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD

@@ -5,6 +5,7 @@
 #include <random>
 
 #include "memory_endpoint.h"
+#include "nbdcopy/incremental.h"
 #include "nbdcopy/parallel_copy.h"
 #include "nbdcopy/sync_copy.h"
 
@@ -107,6 +108,30 @@ TEST_P(IncrementalCopyTest, OnlyDirtyRangesAreTouched) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Engines, IncrementalCopyTest, ::testing::Values(0u, 1u, 3u));
+
+TEST(SummarizeDirtyTest, CountsWhatTheCopyWillMove) {
+  MemoryEndpoint source(Random(kSize, 3), "src");
+  uint64_t position = 0, dirty_bytes = 0;
+  for (const Range& r : kDirty) {
+    source.AddCleanExtent(position, r.offset - position);
+    position = r.offset + r.length;
+    dirty_bytes += r.length;
+  }
+  source.AddCleanExtent(position, kSize - position);
+  CopyPlan plan;
+  plan.request_size = 256 * kKiB;
+  plan.alignment = 4096;
+  plan.incremental = true;
+  Result<DirtySummary> summary = SummarizeDirty(plan, source);
+  ASSERT_TRUE(summary.ok());
+  EXPECT_EQ(summary->dirty_bytes, dirty_bytes);
+  EXPECT_EQ(summary->ranges, 3u);  // operations split at request_size still form one range
+  EXPECT_EQ(summary->clean_bytes, kSize - dirty_bytes);
+  for (const Operation& op : source.log()) EXPECT_NE(op.op, "read") << op;  // no data read
+  EXPECT_EQ(DescribeDirty(*summary, kSize),
+            "dirty=" + std::to_string(dirty_bytes) + " ranges=3 clean=" +
+                std::to_string(kSize - dirty_bytes) + " size=" + std::to_string(kSize));
+}
 
 }  // namespace
 }  // namespace nbdcopy
