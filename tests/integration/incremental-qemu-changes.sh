@@ -10,7 +10,7 @@
 # connections (qemu-nbd -e 2 -t: multi-conn, -v shows workers=2),
 # --synchronous, and --no-extents (holes inside dirty ranges are read, then
 # found by zero detection).  -v reports the dirty size and range count, --progress=FD
-# ends at 100/100, --json has them too (bytes_copied = the dirty bytes), and
+# ends at 100/100, -p counts to the dirty size, --json has them too (bytes_copied = the dirty bytes), and
 # null: is a dry run printing the same figures.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/incremental_lib.bash"
@@ -70,8 +70,11 @@ grep -q "^nbdcopy: workers=2 " "$T/cmd.err" || fail "expected 2 workers: $(grep 
 
 # 3. --synchronous.
 prepare "$T/inc3.raw"
-run_copy --synchronous --dirty-bitmap=b0 "$(uri_for src)" "$T/inc3.raw"
+run_copy -p --synchronous --dirty-bitmap=b0 "$(uri_for src)" "$T/inc3.raw"
 assert_incremental "$T/inc3.raw" "$T/fresh.raw" "$marker" "--synchronous"
+# -p in a log: the total is the dirty size (2.07 MiB), not the image's (32.0 MiB).
+grep -q "^nbdcopy: 100% 2.07 MiB of 2.07 MiB" "$T/cmd.err" ||
+    fail "-p does not count the dirty bytes: $(tail -n 1 "$T/cmd.err")"
 
 # 4. --no-extents: the bitmap is still asked for, zero ranges are not trusted.
 prepare "$T/inc4.raw"
