@@ -48,9 +48,12 @@ int ExitStatusFor(const Status& status) {
 Status InstallCancelHandlers() {
   struct sigaction action = {};
   sigemptyset(&action.sa_mask);
-  action.sa_flags = SA_RESTART;
   for (int signal_number : {SIGINT, SIGTERM, SIGHUP, SIGPIPE}) {
-    action.sa_handler = signal_number == SIGPIPE ? IgnoreSignal : OnCancelSignal;
+    bool cancels = signal_number != SIGPIPE;
+    action.sa_handler = cancels ? OnCancelSignal : IgnoreSignal;
+    // No SA_RESTART for a cancel: a read or write blocked on a stalled pipe
+    // returns EINTR, and the stream endpoint then stops.
+    action.sa_flags = cancels ? 0 : SA_RESTART;
     if (sigaction(signal_number, &action, nullptr) == -1) {
       return Status::FromErrno("sigaction", errno);
     }

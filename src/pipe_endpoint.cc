@@ -4,6 +4,7 @@
 
 #include <cstring>
 
+#include "nbdcopy/cancel.h"
 #include "nbdcopy/local_endpoints.h"
 
 namespace nbdcopy {
@@ -21,6 +22,9 @@ Result<size_t> PipeEndpoint::Read(uint64_t offset, std::span<std::byte> buffer) 
   }
   size_t done = 0;
   while (done < buffer.size()) {
+    // A signal that interrupts a transfer part-way makes it return short,
+    // not EINTR: look for a cancel before blocking again.
+    if (CancelRequested()) return CancelledStatus();
     ssize_t n = read(fd_.get(), buffer.data() + done, buffer.size() - done);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return IoError(name_, "read", offset, buffer.size(), std::strerror(errno), errno);
@@ -43,6 +47,9 @@ Status PipeEndpoint::Write(uint64_t offset, std::span<const std::byte> data) {
   }
   size_t done = 0;
   while (done < data.size()) {
+    // A signal that interrupts a transfer part-way makes it return short,
+    // not EINTR: look for a cancel before blocking again.
+    if (CancelRequested()) return CancelledStatus();
     ssize_t n = write(fd_.get(), data.data() + done, data.size() - done);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return IoError(name_, "write", offset, data.size(), std::strerror(errno), errno);

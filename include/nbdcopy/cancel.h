@@ -30,8 +30,11 @@ int ExitStatusFor(const Status& status);
 // Installs the handlers: SIGINT, SIGTERM and SIGHUP call RequestCancel (a
 // second one ends the process at once, by that signal); SIGPIPE gets a
 // handler that does nothing, so a write to a closed pipe fails with EPIPE
-// and is reported like any other write error. Handlers, unlike ignored
-// signals, are reset by exec, so "[ CMD ]" servers start with defaults.
+// and is reported like any other write error. The cancel signals interrupt
+// blocking system calls (no SA_RESTART): stream reads and writes stalled
+// on a pipe return CancelledStatus(); other loops retry on EINTR.
+// Handlers, unlike ignored signals, are reset by exec, so "[ CMD ]"
+// servers start with the default dispositions.
 Status InstallCancelHandlers();
 
 // Unit tests only: forgets any request.

@@ -4,7 +4,9 @@
 # terminal's Ctrl-C does): exit status 128 + signal (130, 143, 129), stderr
 # is exactly "nbdcopy: interrupted after copying N of M bytes" with
 # 0 < N < M, --progress=FD holds only "N/100" lines and never 100/100, and
-# the server started for the copy is gone (reaped, no orphan).
+# the server started for the copy is gone (reaped, no orphan). A copy
+# blocked on a stalled pipe (stdin nobody writes, stdout nobody reads)
+# stops on SIGTERM too.
 source "$(dirname "$0")/lib.sh"
 require_cmd nbdkit
 
@@ -43,6 +45,38 @@ interrupt() {
     ! _alive "$(cat "$T/child.pid")" || fail "$signal: the [ nbdkit ] server outlived nbdcopy"
 }
 
+# stalled STDIN-OR-STDOUT: SIGTERM while nbdcopy is blocked reading an
+# empty pipe or writing a full one: it must not wait for the other end.
+stalled() {
+    local side=$1 pid i rc=0
+    msg "SIGTERM while blocked on a stalled $side"
+    rm -f "$T/fifo" "$T/out.img"
+    mkfifo "$T/fifo"
+    exec 7<>"$T/fifo"  # holds both ends open; nobody reads or writes
+    if [[ $side == stdin ]]; then
+        "$NBDCOPY" - "$T/out.img" <"$T/fifo" 2>"$T/err.txt" &
+    else
+        make_random_file "$T/src.img" $((4 * MiB))
+        "$NBDCOPY" "$T/src.img" - >"$T/fifo" 2>"$T/err.txt" &
+    fi
+    pid=$!
+    sleep 1  # let it block (if it has not yet, the signal stops it anyway)
+    kill -TERM "$pid"
+    for i in $(seq 300); do _alive "$pid" || break; sleep 0.1; done
+    if _alive "$pid"; then
+        kill -KILL "$pid"
+        fail "still blocked on the $side 30 s after SIGTERM"
+    fi
+    wait "$pid" || rc=$?
+    exec 7<&-
+    sed 's/^/    stderr: /' "$T/err.txt" >&2
+    [[ $rc -eq 143 ]] || fail "stalled $side: exit status $rc, expected 143"
+    grep -qxE 'nbdcopy: interrupted after copying [0-9]+( of [0-9]+)? bytes' "$T/err.txt" ||
+        fail "stalled $side: unexpected message"
+}
+
+stalled stdin
+stalled stdout
 interrupt INT nbdcopy 130
 interrupt TERM nbdcopy 143
 interrupt HUP nbdcopy 129
