@@ -169,5 +169,37 @@ TEST(ProgressTest, LinesEveryTenPercentOrFiveSecondsAndAFinalLine) {
   EXPECT_TRUE(text.ends_with("nbdcopy: 100% 100 MiB of 100 MiB, 9.01 MiB/s, in 0:11\n")) << text;
 }
 
+TEST(ProgressTest, StreamOfUnknownLengthGetsTimedLinesWithoutPercent) {
+  Capture capture;
+  Progress progress(ProgressStyle::kLines, capture.fd(), std::nullopt, capture.clock());
+  progress.Start();
+  capture.now += 1s;
+  progress.Add(kMiB);
+  EXPECT_EQ(capture.Take(), "");  // no 10 % steps to report, and not quiet for long
+  capture.now += 5s;
+  progress.Add(kMiB);
+  EXPECT_EQ(capture.Take(), "nbdcopy: 2.00 MiB, 341 KiB/s\n");
+  progress.Finish();
+  EXPECT_EQ(capture.Take(), "nbdcopy: 2.00 MiB, 341 KiB/s, in 0:06\n");
+}
+
+TEST(ProgressTest, EmptyImageReportsZeroThenHundred) {
+  Capture capture;
+  Progress progress(ProgressStyle::kPercent, capture.fd(), 0, capture.clock());
+  progress.Start();
+  progress.Finish();
+  EXPECT_EQ(capture.Take(), "0/100\n100/100\n");
+  EXPECT_EQ(progress.copied(), 0u);
+}
+
+TEST(ProgressTest, NoneStyleStillCounts) {
+  Progress progress(ProgressMode::kNone, -1, 100);
+  progress.Start();
+  progress.Add(40);
+  progress.Add(2);
+  progress.Finish();
+  EXPECT_EQ(progress.copied(), 42u);  // for the interrupt message and --json
+}
+
 }  // namespace
 }  // namespace nbdcopy
