@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Builds and runs the sanitizer checks (clang-14; scripts/setup.sh installs it):
+#   asan  the whole suite (unit + end-to-end) under AddressSanitizer, UBSan and
+#         LeakSanitizer in build-asan/, plus a short run of every fuzz target
+#   tsan  the engine unit tests and the multi-connection end-to-end tests
+#         under ThreadSanitizer in build-tsan/
+# Reports go to files (log_path), not to the tests' stderr, so a test that
+# expects a failure cannot swallow one: after ctest, any report fails the
+# run and is printed.
+# Usage: scripts/sanitize.sh [asan|tsan]...     (default: both)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+modes=("$@")
+((${#modes[@]})) || modes=(asan tsan)
+
+# What TSan runs: the engines (and blkhash's combiner, which they drive from
+# several threads), end-to-end tests with several connections or workers.
+tsan_tests='^(ParallelCopy|Combinations/ParallelCopy|Operations/ParallelCopy|SyncCopy|Operations/SyncCopy|Blkhash|SequentialBlkhash)|^(engine-multi-conn|option-connections|copy-nbd-to-nbd|engine-failures|blkhash-copy-then-checksum|verify-passes)$'
+
+reports=$(mktemp -d /tmp/sanitizer-reports.XXXXXX)
+trap 'rm -rf "$reports"' EXIT
+export ASAN_OPTIONS="detect_leaks=1:check_initialization_order=1:strict_init_order=1:detect_stack_use_after_return=1:log_path=$reports/asan"
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:log_path=$reports/ubsan"
+export LSAN_OPTIONS="suppressions=$PWD/scripts/lsan.supp:print_suppressions=0"
+export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:log_path=$reports/tsan"
+
+check_reports() { # MODE
+  local found=0 f
+  for f in "$reports"/*; do
+    [[ -e $f ]] || continue
+    found=1
+    echo "=== sanitizer report $(basename "$f") ===" >&2
+    head -n 80 "$f" >&2
+  done
+  if ((found)); then
+    echo "sanitize: $1: sanitizer reports above" >&2
+    return 1
+  fi
+}
+
+status=0
+for mode in "${modes[@]}"; do
+  case $mode in
+    asan | tsan) ;;
+    *) echo "usage: scripts/sanitize.sh [asan|tsan]..." >&2; exit 2 ;;
+  esac
+  echo "sanitize: building build-$mode"
+  cmake --preset "$mode" >/dev/null
+  cmake --build --preset "$mode"
+  filter=()
+  [[ $mode == tsan ]] && filter=(-R "$tsan_tests")
+  echo "sanitize: running the $mode tests"
+  ctest --test-dir "build-$mode" --output-on-failure -j2 "${filter[@]}" || status=1
+  check_reports "$mode" || status=1
+  rm -rf "${reports:?}"/*
+done
+exit "$status"
