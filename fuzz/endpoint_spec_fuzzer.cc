@@ -4,9 +4,13 @@
 //    DisplayName never fails;
 // 1: a URI "scheme://user:PASSWORD@host/path?query" built from the input,
 //    alone and inside a message (libnbd's debug lines quote URIs): neither
-//    RedactPasswords nor DisplayName lets the password through;
+//    RedactPasswords nor DisplayName lets the password through, and
+//    WithoutPassword removes exactly ":PASSWORD";
 // 2: arbitrary text through RedactPasswords: no crash, and redacting twice
-//    changes nothing.
+//    changes nothing;
+// 3: an NBD URI's TLS settings (ParseUriTls): a result that agrees with
+//    the scheme and never asks for a check libnbd cannot make; explaining
+//    a failure with it never crashes.
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -14,6 +18,7 @@
 
 #include "fuzz_check.h"
 #include "nbdcopy/endpoint_spec.h"
+#include "nbdcopy/nbd_tls.h"
 
 namespace {
 
@@ -89,6 +94,9 @@ void CheckPassword(std::string_view input) {
   }
   if (nul != std::string_view::npos) rest = std::string(input.substr(nul + 1));
   if (!rest.empty() && rest[0] != '/' && rest[0] != '?') rest.insert(0, "/");
+  for (char& c : rest) {
+    if (c == ':') c = '_';  // no second "scheme://" in the same text
+  }
   for (char& c : user) {
     if (c == ' ' || c == '"' || c == '\t' || c == '\n') c = 'u';
   }
@@ -110,6 +118,9 @@ void CheckPassword(std::string_view input) {
     FUZZ_CHECK(redacted.find(password) == std::string::npos, "password '%s' survives in '%s'",
                password.c_str(), redacted.c_str());
   }
+  const std::string stripped = WithoutPassword(uri);
+  FUZZ_CHECK(stripped == std::string(scheme) + "://" + user + "@localhost" + rest,
+             "WithoutPassword('%s') = '%s'", uri.c_str(), stripped.c_str());
   Result<EndpointSpec> spec = ClassifyEndpoint({uri}, Role::kSource);
   FUZZ_CHECK(spec.ok() && spec->kind == EndpointKind::kNbdUri, "not a URI: %s", uri.c_str());
   const std::string display = DisplayName(*spec);
@@ -117,12 +128,37 @@ void CheckPassword(std::string_view input) {
              password.c_str(), display.c_str());
 }
 
+void CheckUriTls(std::string_view input) {
+  // "scheme:" from a short list, so most inputs reach the query parsing.
+  static constexpr std::string_view kSchemes[] = {"nbd://", "nbds://", "nbds+unix://",
+                                                  "nbds+vsock://", "nbd+unix://", "nbds:"};
+  if (input.empty()) return;
+  const std::string uri =
+      std::string(kSchemes[static_cast<uint8_t>(input[0]) % 6]) + std::string(input.substr(1));
+  Result<UriTls> tls = ParseUriTls(uri);
+  if (!tls.ok()) {
+    FUZZ_CHECK(!tls.status().message().empty(), "empty message");
+    return;
+  }
+  FUZZ_CHECK(tls->tls == uri.starts_with("nbds"), "tls=%d for %s", tls->tls, uri.c_str());
+  FUZZ_CHECK(tls->has_host == (uri.starts_with("nbd:") || uri.starts_with("nbds:")),
+             "has_host=%d for %s", tls->has_host, uri.c_str());
+  FUZZ_CHECK(tls->tls || (!tls->psk_file && !tls->certificates && !tls->verify_peer),
+             "TLS settings accepted on a plain URI: %s", uri.c_str());
+  FUZZ_CHECK(tls->verify_peer != true || (tls->has_host && !tls->psk_file),
+             "a peer check libnbd cannot make accepted: %s", uri.c_str());
+  FUZZ_CHECK(tls->host.find_first_of("/?#@") == std::string::npos, "host '%s' from %s",
+             tls->host.c_str(), uri.c_str());
+  const std::string explained = ExplainConnectFailure(*tls, uri);
+  FUZZ_CHECK(explained.find(uri) != std::string::npos, "libnbd's message dropped");
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
   std::string_view input(reinterpret_cast<const char*>(data) + 1, size - 1);
-  switch (data[0] % 3) {
+  switch (data[0] % 4) {
     case 0: {
       const std::vector<std::string> words = SplitWords(input);
       CheckClassify(words, Role::kSource);
@@ -131,6 +167,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
     case 1:
       CheckPassword(input);
+      break;
+    case 3:
+      CheckUriTls(input);
       break;
     default: {
       const std::string once = RedactPasswords(std::string(input));

@@ -139,7 +139,7 @@ Status WriteLine(const std::string& option, const std::optional<std::string>& pa
     }
     return Status::Ok();
   }
-  UniqueFd fd(open(path->c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666));
+  UniqueFd fd(open(path->c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, kNewFileMode));
   if (!fd.valid() || write(fd.get(), line.data(), line.size()) != static_cast<ssize_t>(line.size())) {
     return Status::FromErrno(option + ": " + *path, errno);
   }

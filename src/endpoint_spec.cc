@@ -49,7 +49,10 @@ Result<EndpointSpec> ClassifyEndpoint(const std::vector<std::string>& words, Rol
   return spec;
 }
 
-std::string RedactPasswords(const std::string& text) {
+namespace {
+
+// Replaces ":password" in every "scheme://user:password@host" of text.
+std::string ReplacePasswords(const std::string& text, const std::string& replacement) {
   std::string result;
   size_t copied = 0;
   for (size_t scheme = text.find("://"); scheme != std::string::npos;
@@ -61,11 +64,17 @@ std::string RedactPasswords(const std::string& text) {
     if (at == std::string::npos || at < authority) continue;
     size_t colon = text.find(':', authority);
     if (colon == std::string::npos || colon > at) continue;
-    result += text.substr(copied, colon + 1 - copied) + "***";
+    result += text.substr(copied, colon - copied) + replacement;
     copied = at;
   }
   return result + text.substr(copied);
 }
+
+}  // namespace
+
+std::string RedactPasswords(const std::string& text) { return ReplacePasswords(text, ":***"); }
+
+std::string WithoutPassword(const std::string& uri) { return ReplacePasswords(uri, ""); }
 
 std::string DisplayName(const EndpointSpec& spec) {
   switch (spec.kind) {

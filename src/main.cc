@@ -8,6 +8,7 @@
 
 #include "nbdcopy/cancel.h"
 #include "nbdcopy/copy_job.h"
+#include "nbdcopy/endpoint_spec.h"
 #include "nbdcopy/options.h"
 
 namespace nbdcopy {
@@ -16,8 +17,10 @@ namespace {
 constexpr int kExitSuccess = 0;
 constexpr int kExitFailure = 1;
 
+// Messages quote operands; an operand that merely looks like a URI with a
+// password (a mistyped scheme is a file name) must not show it either.
 int Fail(const Status& status) {
-  std::fprintf(stderr, "nbdcopy: %s\n", status.message().c_str());
+  std::fprintf(stderr, "nbdcopy: %s\n", RedactPasswords(status.message()).c_str());
   return kExitFailure;
 }
 

@@ -12,6 +12,8 @@
 
 #include <fmt/format.h>
 
+#include "nbdcopy/nbd_tls.h"
+
 namespace nbdcopy {
 
 namespace {
@@ -21,9 +23,10 @@ constexpr char kBaseAllocation[] = "base:allocation";
 constexpr uint64_t kMaxZeroLength = 1ULL << 30;
 constexpr uint64_t kMaxExtentsLength = 1ULL << 31;
 
+// libnbd's messages may quote a URI whole, password and all.
 std::string LibnbdError() {
   const char* message = nbd_get_error();
-  return message ? message : "unknown libnbd error";
+  return message ? RedactPasswords(message) : "unknown libnbd error";
 }
 
 // qemu:dirty-bitmap:NAME flags: bit 0 set = changed since the checkpoint.
@@ -132,6 +135,17 @@ Result<std::unique_ptr<NbdEndpoint>> NbdEndpoint::Connect(const EndpointSpec& sp
       (!dirty_context.empty() && nbd_add_meta_context(h, dirty_context.c_str()) == -1)) {
     return SetupError(name);
   }
+  UriTls tls;
+  if (spec.kind == EndpointKind::kNbdUri) {
+    Result<UriTls> parsed = ParseUriTls(spec.text);
+    if (!parsed.ok()) return parsed.status().WithPrefix(name);
+    tls = *parsed;
+    if (Status files = CheckTlsFiles(tls); !files.ok()) return files.WithPrefix(name);
+    // libnbd 1.14 ignores this URI parameter: apply it ourselves.
+    if (tls.verify_peer && nbd_set_tls_verify_peer(h, *tls.verify_peer) == -1) {
+      return SetupError(name);
+    }
+  }
   int rc;
   if (spec.kind == EndpointKind::kCommand) {
     std::vector<char*> argv;
@@ -139,9 +153,11 @@ Result<std::unique_ptr<NbdEndpoint>> NbdEndpoint::Connect(const EndpointSpec& sp
     argv.push_back(nullptr);
     rc = nbd_connect_systemd_socket_activation(h, argv.data());
   } else {
-    rc = nbd_connect_uri(h, spec.text.c_str());
+    rc = nbd_connect_uri(h, WithoutPassword(spec.text).c_str());
   }
-  if (rc == -1) return SetupError(name);
+  if (rc == -1) {
+    return Status::Error(name + ": " + ExplainConnectFailure(tls, LibnbdError()), nbd_get_errno());
+  }
 
   int64_t size = nbd_get_size(h);
   if (size < 0) return SetupError(name);

@@ -40,9 +40,9 @@ Result<std::unique_ptr<Endpoint>> OpenLocal(const std::string& path, Role role,
       flags = (flags & ~O_RDWR) | O_WRONLY;  // a FIFO opened O_RDWR would not block
     }
   }
-  UniqueFd fd(open(path.c_str(), flags, 0666));
+  UniqueFd fd(open(path.c_str(), flags, kNewFileMode));
   if (!fd.valid() && errno == EACCES && (flags & O_RDWR)) {  // write-only file
-    fd.reset(open(path.c_str(), (flags & ~O_RDWR) | O_WRONLY, 0666));
+    fd.reset(open(path.c_str(), (flags & ~O_RDWR) | O_WRONLY, kNewFileMode));
   }
   if (!fd.valid()) return Status::FromErrno(path, errno);
   struct stat st;

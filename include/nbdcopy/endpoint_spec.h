@@ -30,6 +30,11 @@ Result<EndpointSpec> ClassifyEndpoint(const std::vector<std::string>& words, Rol
 // with "***".
 std::string RedactPasswords(const std::string& text);
 
+// The URI with the ":password" of its user information removed: NBD has no
+// passwords, and libnbd would take "user:password" as the TLS user name and
+// quote it in its messages.
+std::string WithoutPassword(const std::string& uri);
+
 // The operand for messages: URIs with any password removed, commands joined
 // with spaces inside brackets.
 std::string DisplayName(const EndpointSpec& spec);

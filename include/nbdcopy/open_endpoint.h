@@ -3,6 +3,8 @@
 #ifndef NBDCOPY_OPEN_ENDPOINT_H_
 #define NBDCOPY_OPEN_ENDPOINT_H_
 
+#include <sys/types.h>
+
 #include <memory>
 #include <string>
 
@@ -10,6 +12,11 @@
 #include "nbdcopy/endpoint_spec.h"
 
 namespace nbdcopy {
+
+// The mode of every file nbdcopy creates (a destination, --blkhash-file):
+// the umask takes bits away as usual, and others never get write access,
+// whatever the umask.
+inline constexpr mode_t kNewFileMode = 0664;
 
 struct OpenFlags {
   bool debug = false;  // libnbd debug messages on stderr

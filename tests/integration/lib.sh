@@ -177,6 +177,121 @@ make_psk() {
 }
 tls_uri_for() { echo "nbds+unix://alice@/?socket=$T/$1.sock&tls-psk-file=$PSK_FILE"; }
 
+# TLS (x509), certificates made here with certtool (ECDSA: fast).
+# make_ca DIR: a CA (ca-cert.pem, ca-key.pem).
+make_ca() {
+    require_cmd certtool
+    mkdir -p "$1"
+    printf 'cn = nbdcopy test CA %s\nca\ncert_signing_key\nexpiration_days = 2\n' "$1" \
+        >"$1/ca.info"
+    certtool --generate-privkey --key-type=ecdsa --outfile "$1/ca-key.pem" >/dev/null 2>&1 &&
+        certtool --generate-self-signed --load-privkey "$1/ca-key.pem" \
+            --template "$1/ca.info" --outfile "$1/ca-cert.pem" >/dev/null 2>&1 ||
+        fail "certtool could not make a CA in $1"
+}
+
+# _make_cert CA-DIR OUT-DIR PREFIX HOST ROLE: PREFIX-cert.pem, PREFIX-key.pem
+# signed by the CA; ROLE is tls_www_server or tls_www_client.
+_make_cert() {
+    local ca=$1 out=$2 prefix=$3 host=$4 role=$5
+    mkdir -p "$out"
+    printf 'cn = %s\ndns_name = %s\n%s\nsigning_key\nencryption_key\nexpiration_days = 2\n' \
+        "$host" "$host" "$role" >"$out/$prefix.info"
+    certtool --generate-privkey --key-type=ecdsa --outfile "$out/$prefix-key.pem" >/dev/null 2>&1 &&
+        certtool --generate-certificate --load-ca-certificate "$ca/ca-cert.pem" \
+            --load-ca-privkey "$ca/ca-key.pem" --load-privkey "$out/$prefix-key.pem" \
+            --template "$out/$prefix.info" --outfile "$out/$prefix-cert.pem" >/dev/null 2>&1 ||
+        fail "certtool could not make $out/$prefix-cert.pem"
+}
+
+# make_server_pki CA-DIR OUT-DIR HOST: what nbdkit --tls-certificates=OUT-DIR
+# reads: ca-cert.pem, server-cert.pem and server-key.pem for HOST.
+make_server_pki() {
+    mkdir -p "$2"
+    cp "$1/ca-cert.pem" "$2/"
+    _make_cert "$1" "$2" server "$3" tls_www_server
+}
+
+# make_client_pki CA-DIR OUT-DIR [client]: what libnbd's tls-certificates=
+# reads: ca-cert.pem, plus client-cert.pem and client-key.pem when asked.
+make_client_pki() {
+    mkdir -p "$2"
+    cp "$1/ca-cert.pem" "$2/"
+    [[ ${3:-} == client ]] && _make_cert "$1" "$2" client nbdcopy-client tls_www_client
+    return 0
+}
+
+# start_nbdkit_tcp NAME [NBDKIT OPTIONS...] PLUGIN [PARAMS...]: like
+# start_nbdkit, on 127.0.0.1 and a free port chosen at random (set in
+# TCP_PORT), for what only TCP has: a host name a certificate is checked for.
+start_nbdkit_tcp() {
+    require_cmd nbdkit
+    local name=$1; shift
+    local pidf=$T/$name.pid attempt pid i
+    for attempt in $(seq 20); do
+        TCP_PORT=$((20000 + RANDOM % 40000))
+        rm -f "$pidf"
+        nbdkit -f --exit-with-parent -i 127.0.0.1 -p "$TCP_PORT" -P "$pidf" "$@" \
+            >"$T/$name.log" 2>&1 &
+        pid=$!
+        for i in $(seq 300); do
+            [[ -s $pidf ]] && { PIDS+=("$pid"); return 0; }
+            _alive "$pid" || break
+            sleep 0.05
+        done
+        wait "$pid" 2>/dev/null || true
+        grep -qi "address already in use" "$T/$name.log" ||
+            { cat "$T/$name.log" >&2; fail "nbdkit $name did not start"; }
+    done
+    fail "no free TCP port for nbdkit $name after 20 tries"
+}
+
+# Secrets.  run_kept LABEL CMD...: runs CMD with its stdout and stderr kept
+# in $T/outputs/LABEL.{out,err} (for assert_no_secrets); sets RC and ERR
+# (stderr's text).  It never fails by itself.
+run_kept() {
+    local label=$1; shift
+    mkdir -p "$T/outputs"
+    RC=0
+    "$@" >"$T/outputs/$label.out" 2>"$T/outputs/$label.err" || RC=$?
+    ERR=$(cat "$T/outputs/$label.err")
+    msg "$label: status $RC: $(grep -v '^libnbd: debug' "$T/outputs/$label.err" | head -n 3)"
+}
+
+# assert_no_secrets SECRET...: no kept output contains any SECRET (fixed
+# strings, at least 8 characters).  A SECRET that names a PEM file stands
+# for each line of its base64 body.
+assert_no_secrets() {
+    local patterns=$T/secret-patterns secret
+    : >"$patterns"
+    for secret in "$@"; do
+        if [[ -f $secret ]]; then
+            sed -n '/^-----BEGIN/,/^-----END/{/^-----/!p}' "$secret" | grep . >>"$patterns" ||
+                fail "assert_no_secrets: no PEM body in $secret"
+        else
+            [[ ${#secret} -ge 8 ]] || fail "assert_no_secrets: '$secret' is too short to look for"
+            printf '%s\n' "$secret" >>"$patterns"
+        fi
+    done
+    [[ -s $patterns ]] || fail "assert_no_secrets: nothing to look for"
+    local n
+    n=$(find "$T/outputs" -type f | wc -l)
+    ((n > 0)) || fail "assert_no_secrets: no outputs kept"
+    if grep -rlF -f "$patterns" "$T/outputs" >"$T/leaks" 2>/dev/null; then
+        fail "secret found in: $(tr '\n' ' ' <"$T/leaks")"
+    fi
+    msg "no secret in any of $n kept outputs"
+}
+
+# expect_one_line_failure: after run_kept, the command failed cleanly with
+# one "nbdcopy: " line on stderr.
+expect_one_line_failure() {
+    [[ $RC -ne 0 ]] || fail "expected a failure, it exited 0"
+    [[ $RC -lt 128 ]] || fail "exited with status $RC (crash / signal)"
+    [[ $ERR == nbdcopy:\ * ]] || fail "stderr does not start with 'nbdcopy: ': $ERR"
+    [[ $(printf '%s\n' "$ERR" | wc -l) -eq 1 ]] || fail "more than one line on stderr: $ERR"
+}
+
 # ---------------------------------------------------------------------------
 # Loop devices.
 require_root_loop() {

@@ -175,5 +175,13 @@ TEST(RedactPasswordsTest, HidesEveryPasswordInFreeText) {
   EXPECT_EQ(RedactPasswords("no uri here: a@b"), "no uri here: a@b");
 }
 
+TEST(WithoutPasswordTest, KeepsTheUserDropsThePassword) {
+  EXPECT_EQ(WithoutPassword("nbds+unix://alice:s3cret@/?socket=/s&tls-psk-file=k"),
+            "nbds+unix://alice@/?socket=/s&tls-psk-file=k");
+  EXPECT_EQ(WithoutPassword("nbd://:pw@host:10809/e"), "nbd://@host:10809/e");
+  EXPECT_EQ(WithoutPassword("nbd://alice@host/"), "nbd://alice@host/");
+  EXPECT_EQ(WithoutPassword("nbd://host:10809/"), "nbd://host:10809/");
+}
+
 }  // namespace
 }  // namespace nbdcopy
