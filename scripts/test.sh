@@ -1,8 +1,17 @@
 #!/usr/bin/env bash
 # Sets up and builds (scripts/setup.sh), then runs the whole test suite:
-# unit tests and end-to-end tests against real nbdkit / qemu-nbd servers.
-# Usage: scripts/test.sh [extra ctest arguments]
+# unit tests and end-to-end tests against real nbdkit / qemu-nbd servers,
+# then the sanitizer runs (scripts/sanitize.sh): the whole suite again under
+# ASan + UBSan + LeakSanitizer with a short run of every fuzz target, and
+# the multi-threaded tests under TSan. Any failure or sanitizer report
+# fails it. NBDCOPY_SANITIZE=0 skips the sanitizer runs.
+# Usage: scripts/test.sh [extra ctest arguments for the first run]
 set -euo pipefail
 cd "$(dirname "$0")/.."
+start=$SECONDS
 scripts/setup.sh
 ctest --test-dir build --output-on-failure -j2 "$@"
+if [[ ${NBDCOPY_SANITIZE:-1} != 0 ]]; then
+  scripts/sanitize.sh asan tsan
+fi
+echo "test.sh: everything passed in $((SECONDS - start)) s"
