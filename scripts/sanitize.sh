@@ -14,8 +14,9 @@ modes=("$@")
 ((${#modes[@]})) || modes=(asan tsan)
 
 # What TSan runs: the engines (and blkhash's combiner, which they drive from
-# several threads), end-to-end tests with several connections or workers.
-tsan_tests='^(ParallelCopy|Combinations/ParallelCopy|Operations/ParallelCopy|SyncCopy|Operations/SyncCopy|Blkhash|SequentialBlkhash)|^(engine-multi-conn|option-connections|copy-nbd-to-nbd|engine-failures|blkhash-copy-then-checksum|verify-passes)$'
+# several threads), cancellation, and end-to-end tests with several
+# connections or workers, or signals arriving mid-copy.
+tsan_tests='^(ParallelCopy|Combinations/ParallelCopy|Operations/|SyncCopy|Blkhash|SequentialBlkhash|Engines/CancelTest|AdaptiveBudget)|^(engine-multi-conn|option-connections|copy-nbd-to-nbd|engine-failures|blkhash-copy-then-checksum|verify-passes|signals-interrupt)$'
 
 reports=$(mktemp -d /tmp/sanitizer-reports.XXXXXX)
 trap 'rm -rf "$reports"' EXIT
