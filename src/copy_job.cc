@@ -169,6 +169,7 @@ Status Copy(const Options& options, std::optional<Progress>* progress, RunReport
 
   OpenFlags flags;
   flags.debug = options.verbose;
+  flags.timeout = options.timeout;
   // The source first: if it cannot be opened the destination is never touched.
   OpenFlags source_flags = flags;
   source_flags.dirty_bitmap = options.dirty_bitmap.value_or("");

@@ -88,8 +88,11 @@ Result<CopyPlan> MakeCopyPlan(const Options& options, const Endpoint& source,
   uint64_t preferred = std::max(src.preferred_block_size, dst.preferred_block_size);
   plan.request_size = std::max({options.request_size, preferred, alignment});
   if (plan.request_size > max_request) {
-    plan.notes += fmt::format("nbdcopy: request size {} lowered to {}, {}'s maximum block size\n",
-                              plan.request_size, max_request, strict_maximum->name());
+    // No endpoint's maximum: a preferred block size above our own limit.
+    plan.notes +=
+        fmt::format("nbdcopy: request size {} lowered to {}, {}\n", plan.request_size, max_request,
+                    strict_maximum ? strict_maximum->name() + "'s maximum block size"
+                                   : std::string("the largest request"));
     plan.request_size = max_request;
   }
   plan.min_request_size =

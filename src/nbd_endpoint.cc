@@ -1,16 +1,16 @@
 #include "nbdcopy/nbd_endpoint.h"
 
+#include <fmt/format.h>
 #include <libnbd.h>
-
 #include <poll.h>
+#include <sys/socket.h>
 
 #include <algorithm>
 #include <bit>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-
-#include <fmt/format.h>
+#include <limits>
 
 #include "nbdcopy/nbd_tls.h"
 
@@ -22,11 +22,24 @@ constexpr char kBaseAllocation[] = "base:allocation";
 // Zero and block-status lengths travel as 32-bit fields; stay well inside.
 constexpr uint64_t kMaxZeroLength = 1ULL << 30;
 constexpr uint64_t kMaxExtentsLength = 1ULL << 31;
+// A server may describe a range a little at a time. Ask again a few times;
+// then whatever of kMinDescribed is still undescribed is data, so that a
+// server describing a few bytes per reply cannot make every request tiny.
+constexpr int kExtentsRounds = 16;
+constexpr uint64_t kMinDescribed = 1ULL << 20;
+// The tag of the one synchronous operation at a time; the engines' tags
+// are small slot numbers.
+constexpr uint64_t kSyncTag = std::numeric_limits<uint64_t>::max();
+// How long the server may take to hang up after NBD_CMD_DISC.
+constexpr unsigned kDisconnectSeconds = 5;
 
-// libnbd's messages may quote a URI whole, password and all.
-std::string LibnbdError() {
-  const char* message = nbd_get_error();
-  return message ? RedactPasswords(message) : "unknown libnbd error";
+// Appends an extent, merged into a like predecessor at index first or later.
+void AddExtent(std::vector<Extent>* out, size_t first, const Extent& extent) {
+  if (out->size() > first && out->back().zero == extent.zero && out->back().clean == extent.clean) {
+    out->back().length += extent.length;
+  } else {
+    out->push_back(extent);
+  }
 }
 
 // qemu:dirty-bitmap:NAME flags: bit 0 set = changed since the checkpoint.
@@ -39,8 +52,13 @@ struct ContextExtents {
   uint64_t end;
   std::vector<Extent>* out;
   bool dirty_bitmap;
+  size_t first = out->size();  // out's size before this request
+  bool answered = false;       // a reply chunk for this context came
 
   void Add(const uint32_t* entries, size_t count) {
+    // Each chunk describes the range from its start: a second one for the
+    // same context (a protocol violation) would be read as continuing.
+    if (std::exchange(answered, true)) return;
     for (size_t i = 0; i + 1 < count && offset < end; i += 2) {
       uint64_t length = std::min<uint64_t>(entries[i], end - offset);
       if (length == 0) break;  // No progress: leave the rest undescribed.
@@ -50,7 +68,7 @@ struct ContextExtents {
       } else {
         extent.zero = (entries[i + 1] & LIBNBD_STATE_ZERO) != 0;
       }
-      out->push_back(extent);
+      AddExtent(out, first, extent);
       offset += length;
     }
   }
@@ -79,12 +97,11 @@ void MergeContexts(uint64_t offset, std::vector<Extent> allocation,
                    const std::vector<Extent>& dirty, std::vector<Extent>* out) {
   const uint64_t dirty_end = dirty.back().offset + dirty.back().length;
   if (allocation.empty()) allocation.push_back(Extent{offset, dirty_end - offset, false});
-  const uint64_t end =
-      std::min(dirty_end, allocation.back().offset + allocation.back().length);
+  const uint64_t end = std::min(dirty_end, allocation.back().offset + allocation.back().length);
   size_t a = 0, d = 0;
   for (uint64_t position = offset; position < end;) {
-    uint64_t next = std::min({allocation[a].offset + allocation[a].length,
-                              dirty[d].offset + dirty[d].length, end});
+    uint64_t next = std::min(
+        {allocation[a].offset + allocation[a].length, dirty[d].offset + dirty[d].length, end});
     out->push_back(Extent{.offset = position,
                           .length = next - position,
                           .zero = allocation[a].zero,
@@ -108,16 +125,20 @@ int PrintDebug(void* user_data, const char* context, const char* message) {
 
 }  // namespace
 
+// libnbd's messages may quote a URI whole, password and all.
+std::string LibnbdError() {
+  const char* message = nbd_get_error();
+  return message ? RedactPasswords(message) : "unknown libnbd error";
+}
+
 void NbdHandleCloser::operator()(nbd_handle* handle) const {
-  if (handle == nullptr) return;
-  // A clean disconnect lets the server finish; errors here change nothing.
-  nbd_shutdown(handle, 0);
-  nbd_close(handle);
+  if (handle != nullptr) nbd_close(handle);
 }
 
 Result<std::unique_ptr<NbdEndpoint>> NbdEndpoint::Connect(const EndpointSpec& spec, Role role,
                                                           bool debug,
-                                                          const std::string& dirty_bitmap) {
+                                                          const std::string& dirty_bitmap,
+                                                          unsigned timeout_seconds) {
   const std::string dirty_context =
       dirty_bitmap.empty() ? std::string() : "qemu:dirty-bitmap:" + dirty_bitmap;
   std::string name = DisplayName(spec);
@@ -129,9 +150,9 @@ Result<std::unique_ptr<NbdEndpoint>> NbdEndpoint::Connect(const EndpointSpec& sp
       nbd_set_handle_name(h, role == Role::kSource ? "src" : "dst") == -1 ||
       nbd_set_uri_allow_local_file(h, true) == -1 ||
       // libnbd would clear every read buffer first; a failed read is never
-      // used here, so that memset is pure cost (most of our CPU time).
-      nbd_set_pread_initialize(h, false) == -1 ||
-      nbd_add_meta_context(h, kBaseAllocation) == -1 ||
+      // used here, and a read the server did not fill fails (Covered()),
+      // so that memset is pure cost (most of our CPU time).
+      nbd_set_pread_initialize(h, false) == -1 || nbd_add_meta_context(h, kBaseAllocation) == -1 ||
       (!dirty_context.empty() && nbd_add_meta_context(h, dirty_context.c_str()) == -1)) {
     return SetupError(name);
   }
@@ -151,25 +172,32 @@ Result<std::unique_ptr<NbdEndpoint>> NbdEndpoint::Connect(const EndpointSpec& sp
     std::vector<char*> argv;
     for (const std::string& word : spec.argv) argv.push_back(const_cast<char*>(word.c_str()));
     argv.push_back(nullptr);
-    rc = nbd_connect_systemd_socket_activation(h, argv.data());
+    rc = nbd_aio_connect_systemd_socket_activation(h, argv.data());
   } else {
-    rc = nbd_connect_uri(h, WithoutPassword(spec.text).c_str());
+    rc = nbd_aio_connect_uri(h, WithoutPassword(spec.text).c_str());
   }
   if (rc == -1) {
     return Status::Error(name + ": " + ExplainConnectFailure(tls, LibnbdError()), nbd_get_errno());
   }
+  std::unique_ptr<NbdEndpoint> endpoint(
+      new NbdEndpoint(spec, role, debug, dirty_bitmap, timeout_seconds, std::move(handle)));
+  endpoint->dirty_context_ = dirty_context;
+  if (!endpoint->FinishConnecting()) {
+    const std::string& why = endpoint->connection_error_;
+    return Status::Error(
+        name + ": " + ExplainConnectFailure(tls, why.empty() ? LibnbdError() : why), ECONNABORTED);
+  }
 
   int64_t size = nbd_get_size(h);
-  if (size < 0) return SetupError(name);
+  // libnbd 1.14 hands a size of 2^63 or more on as a negative number.
+  if (size < 0) return Status::Error(name + ": the server's export size is larger than 2^63-1");
   // Before anything else: without the bitmap there is nothing to copy by.
   if (!dirty_context.empty() && nbd_can_meta_context(h, dirty_context.c_str()) != 1) {
-    return Status::Error(fmt::format("--dirty-bitmap={}: {}: the server does not offer the "
-                                     "meta context {}",
-                                     dirty_bitmap, name, dirty_context));
+    return Status::Error(
+        fmt::format("--dirty-bitmap={}: {}: the server does not offer the "
+                    "meta context {}",
+                    dirty_bitmap, name, dirty_context));
   }
-  std::unique_ptr<NbdEndpoint> endpoint(
-      new NbdEndpoint(spec, role, debug, dirty_bitmap, std::move(handle)));
-  endpoint->dirty_context_ = dirty_context;
   EndpointInfo& info = endpoint->info_;
   info.size = static_cast<uint64_t>(size);
   info.read_only = nbd_is_read_only(h) == 1;
@@ -195,54 +223,165 @@ Result<std::unique_ptr<NbdEndpoint>> NbdEndpoint::Connect(const EndpointSpec& sp
   return endpoint;
 }
 
-bool NbdEndpoint::IsShortTail(uint64_t offset, uint64_t length) const {
-  return info_.min_block_size > 1 && offset + length == *info_.size &&
-         length % info_.min_block_size != 0;
+bool NbdEndpoint::FinishConnecting() {
+  last_heard_ = Clock::now();
+  while (nbd_aio_is_connecting(handle_.get()) == 1 || nbd_aio_is_negotiating(handle_.get()) == 1) {
+    if (!PollOnce()) return false;
+  }
+  return nbd_aio_is_ready(handle_.get()) == 1;
 }
 
-template <typename Call>
-int NbdEndpoint::WithTailAllowed(uint64_t offset, uint64_t length, Call start) {
-  if (!IsShortTail(offset, length)) return start();
+NbdEndpoint::~NbdEndpoint() {
+  // A clean disconnect lets the server finish (qemu-nbd exits after its
+  // last client), but a silent server must not keep us: the same limit.
   nbd_handle* h = handle_.get();
-  uint32_t mode = nbd_get_strict_mode(h);
-  nbd_set_strict_mode(h, mode & ~LIBNBD_STRICT_ALIGN);
-  int rc = start();
-  nbd_set_strict_mode(h, mode);
-  return rc;
+  if (nbd_aio_is_ready(h) == 1 && nbd_aio_disconnect(h, 0) == 0) {
+    disconnecting_ = true;
+    last_heard_ = Clock::now();
+    while (nbd_aio_is_closed(h) != 1 && PollOnce()) {
+    }
+  }
+}
+
+Status NbdEndpoint::OpError(const char* op, uint64_t offset, uint64_t length,
+                            const std::string& why, int error_number) const {
+  if (std::strcmp(op, "flush") == 0) {
+    return Status::Error(name_ + ": flush: " + why, error_number);
+  }
+  return IoError(name_, op, offset, length, why, error_number);
 }
 
 Status NbdEndpoint::LastError(const char* op, uint64_t offset, uint64_t length) const {
+  // Once the connection is dead every call fails "invalid state: DEAD";
+  // the reason it died is what the user needs.
+  if (!connection_error_.empty()) {
+    return OpError(op, offset, length, connection_error_, ECONNABORTED);
+  }
   int error_number = nbd_get_errno();
-  return IoError(name_, op, offset, length, LibnbdError(), error_number ? error_number : EIO);
+  return OpError(op, offset, length, LibnbdError(), error_number ? error_number : EIO);
+}
+
+// (State questions only: a call refused in this state, nbd_aio_in_flight
+// during the handshake for one, would overwrite libnbd's last error.)
+bool NbdEndpoint::Waiting() const {
+  nbd_handle* h = handle_.get();
+  if (disconnecting_ || nbd_aio_is_processing(h) == 1) return true;
+  // "Ready" includes waiting for replies to commands already sent.
+  if (nbd_aio_is_ready(h) == 1) return nbd_aio_in_flight(h) > 0;
+  return nbd_aio_is_created(h) != 1 && nbd_aio_is_dead(h) != 1 &&
+         nbd_aio_is_closed(h) != 1;  // the handshake
+}
+
+int NbdEndpoint::MillisecondsLeft() const {
+  unsigned limit = timeout_;
+  // Everything is done by then: a server ignoring the disconnect costs
+  // seconds, not the whole silence limit.
+  if (disconnecting_ && (limit == 0 || limit > kDisconnectSeconds)) limit = kDisconnectSeconds;
+  if (limit == 0 || !Waiting()) return -1;
+  auto left = last_heard_ + std::chrono::seconds(limit) - Clock::now();
+  return static_cast<int>(
+      std::max<int64_t>(0, std::chrono::ceil<std::chrono::milliseconds>(left).count()));
+}
+
+PollInterest NbdEndpoint::poll_interest() const {
+  PollInterest interest;
+  interest.fd = nbd_aio_get_fd(handle_.get());
+  unsigned direction = nbd_aio_get_direction(handle_.get());
+  if (direction & LIBNBD_AIO_DIRECTION_READ) interest.events |= POLLIN;
+  if (direction & LIBNBD_AIO_DIRECTION_WRITE) interest.events |= POLLOUT;
+  interest.timeout_ms = MillisecondsLeft();
+  return interest;
+}
+
+void NbdEndpoint::OnPollEvents(short revents) {
+  nbd_handle* h = handle_.get();
+  int rc = 0;
+  // A hang-up or error is reported by the read side of the state machine.
+  if (revents & (POLLIN | POLLHUP | POLLERR)) {
+    rc = nbd_aio_notify_read(h);
+  } else if (revents & POLLOUT) {
+    rc = nbd_aio_notify_write(h);
+  }
+  if (revents != 0) {
+    last_heard_ = Clock::now();
+  } else if (MillisecondsLeft() == 0) {
+    Abandon();
+  }
+  if (rc == -1 && connection_error_.empty()) connection_error_ = LibnbdError();
+  ExplainAborted();
+}
+
+void NbdEndpoint::Abandon() {
+  nbd_handle* h = handle_.get();
+  connection_error_ = disconnecting_
+                          ? std::string("the server did not hang up after the disconnect")
+                          : fmt::format("the server sent nothing for {} second{} (see --timeout)",
+                                        timeout_, timeout_ == 1 ? "" : "s");
+  // libnbd has no call to drop a connection; ending the socket makes it
+  // see the end of the stream, fail every command and turn dead.
+  int fd = nbd_aio_get_fd(h);
+  if (fd >= 0) shutdown(fd, SHUT_RDWR);
+  for (int i = 0; i < 4 && nbd_aio_is_dead(h) != 1 && nbd_aio_is_closed(h) != 1; ++i) {
+    if (nbd_aio_notify_read(h) == -1) nbd_aio_notify_write(h);
+  }
+}
+
+bool NbdEndpoint::PollOnce() {
+  nbd_handle* h = handle_.get();
+  if (nbd_aio_is_dead(h) == 1 || nbd_aio_is_closed(h) == 1) {
+    if (connection_error_.empty()) connection_error_ = "the server closed the connection";
+    return false;
+  }
+  PollInterest interest = poll_interest();
+  if (interest.fd < 0) {
+    if (connection_error_.empty()) connection_error_ = LibnbdError();
+    return false;
+  }
+  pollfd fd{interest.fd, interest.events, 0};
+  int ready = poll(&fd, 1, interest.timeout_ms);
+  if (ready == -1) {
+    if (errno == EINTR) return true;
+    connection_error_ = fmt::format("poll: {}", std::strerror(errno));
+    return false;
+  }
+  OnPollEvents(ready == 0 ? 0 : fd.revents);
+  return nbd_aio_is_dead(h) != 1;
+}
+
+template <typename Start>
+Status NbdEndpoint::RunSync(Start start) {
+  start();
+  for (bool alive = true;; alive = PollOnce()) {
+    auto done = std::find_if(completions_.begin(), completions_.end(),
+                             [](const Completion& c) { return c.tag == kSyncTag; });
+    if (done != completions_.end()) {
+      Status status = std::move(done->status);
+      completions_.erase(done);
+      return status;
+    }
+    if (!alive && nbd_aio_in_flight(handle_.get()) <= 0) {
+      // Dead, and libnbd has no command left to fail: ours is lost.
+      return Status::Error(name_ + ": " + connection_error_, ECONNABORTED);
+    }
+  }
 }
 
 Result<size_t> NbdEndpoint::Read(uint64_t offset, std::span<std::byte> buffer) {
-  if (WithTailAllowed(offset, buffer.size(), [&] {
-        return nbd_pread(handle_.get(), buffer.data(), buffer.size(), offset, 0);
-      }) == -1) {
-    return LastError("read", offset, buffer.size());
-  }
+  Status status = RunSync([&] { StartRead(offset, buffer, kSyncTag); });
+  if (!status.ok()) return status;
   return buffer.size();
 }
 
 Status NbdEndpoint::Write(uint64_t offset, std::span<const std::byte> data) {
-  if (WithTailAllowed(offset, data.size(), [&] {
-        return nbd_pwrite(handle_.get(), data.data(), data.size(), offset, 0);
-      }) == -1) {
-    return LastError("write", offset, data.size());
-  }
-  return Status::Ok();
+  return RunSync([&] { StartWrite(offset, data, kSyncTag); });
 }
 
 Status NbdEndpoint::Zero(uint64_t offset, uint64_t length, bool allocate) {
   if (!can_zero_) return WriteZeroBytes(*this, offset, length);
-  uint32_t flags = allocate ? LIBNBD_CMD_FLAG_NO_HOLE : 0;
   while (length > 0) {
     uint64_t n = std::min(length, kMaxZeroLength);
-    if (WithTailAllowed(offset, n, [&] { return nbd_zero(handle_.get(), n, offset, flags); }) ==
-        -1) {
-      return LastError("zero", offset, n);
-    }
+    Status status = RunSync([&] { StartZero(offset, n, allocate, kSyncTag); });
+    if (!status.ok()) return status;
     offset += n;
     length -= n;
   }
@@ -251,26 +390,35 @@ Status NbdEndpoint::Zero(uint64_t offset, uint64_t length, bool allocate) {
 
 Status NbdEndpoint::Flush() {
   if (!info_.can_flush) return Status::Ok();
-  if (nbd_flush(handle_.get(), 0) == -1) {
-    return Status::Error(name_ + ": flush: " + LibnbdError(), nbd_get_errno());
-  }
-  return Status::Ok();
+  return RunSync([&] {
+    Command* command = NewCommand("flush", 0, 0, kSyncTag);
+    nbd_completion_callback done = {
+        .callback = OnCommandDone, .user_data = command, .free = nullptr};
+    if (nbd_aio_flush(handle_.get(), done, 0) == -1) FailToStart(command);
+  });
 }
 
-Status NbdEndpoint::Extents(uint64_t offset, uint64_t length, std::vector<Extent>* out) {
-  if (!info_.can_extents) return Endpoint::Extents(offset, length, out);
-  length = std::min(length, kMaxExtentsLength);
-  size_t first = out->size();
+Status NbdEndpoint::BlockStatus(uint64_t offset, uint64_t length, std::vector<Extent>* out) {
+  const size_t first = out->size();
   // One request answers both contexts; each answer lands in its own list.
   std::vector<Extent> allocation, dirty;
   ExtentCollector collector{
       .allocation = {offset, offset + length, dirty_context_.empty() ? out : &allocation, false},
       .dirty = {offset, offset + length, &dirty, true},
       .dirty_context = &dirty_context_};
-  nbd_extent_callback callback = {.callback = CollectExtents, .user_data = &collector, .free = nullptr};
-  if (nbd_block_status(handle_.get(), length, offset, callback, 0) == -1) {
+  Status status = RunSync([&] {
+    Command* command = NewCommand("extents", offset, length, kSyncTag);
+    nbd_extent_callback extents = {
+        .callback = CollectExtents, .user_data = &collector, .free = nullptr};
+    nbd_completion_callback done = {
+        .callback = OnCommandDone, .user_data = command, .free = nullptr};
+    if (nbd_aio_block_status(handle_.get(), length, offset, extents, done, 0) == -1) {
+      FailToStart(command);
+    }
+  });
+  if (!status.ok()) {
     out->resize(first);
-    return LastError("extents", offset, length);
+    return status;
   }
   if (!dirty_context_.empty()) {
     // No bitmap answer would read as "all clean": never guess that.
@@ -280,108 +428,33 @@ Status NbdEndpoint::Extents(uint64_t offset, uint64_t length, std::vector<Extent
     }
     MergeContexts(offset, std::move(allocation), dirty, out);
   }
-  if (out->size() == first) {
-    return IoError(name_, "extents", offset, length, "server described nothing", EIO);
-  }
   return Status::Ok();
 }
 
-}  // namespace nbdcopy
-
-namespace nbdcopy {
-
-Result<std::unique_ptr<Endpoint>> NbdEndpoint::Connect() {
-  auto other = NbdEndpoint::Connect(spec_, role_, debug_, dirty_bitmap_);
-  if (!other.ok()) return other.status();
-  return std::unique_ptr<Endpoint>(std::move(other).value());
-}
-
-NbdEndpoint::Command* NbdEndpoint::NewCommand(const char* op, uint64_t offset, uint64_t length,
-                                              uint64_t tag) {
-  if (free_commands_.empty()) {
-    commands_.push_back(std::make_unique<Command>());
-    free_commands_.push_back(commands_.back().get());
+Status NbdEndpoint::Extents(uint64_t offset, uint64_t length, std::vector<Extent>* out) {
+  if (!info_.can_extents) return Endpoint::Extents(offset, length, out);
+  const uint64_t end = offset + std::min(length, kMaxExtentsLength);
+  const size_t first = out->size();
+  uint64_t position = offset;
+  for (int round = 0; round < kExtentsRounds && position < end; ++round) {
+    Status status = BlockStatus(position, end - position, out);
+    if (!status.ok()) {
+      if (out->size() == first) return status;
+      break;  // what was described stands
+    }
+    uint64_t described = out->size() == first ? position : out->back().offset + out->back().length;
+    if (described == position) break;  // no progress
+    position = described;
   }
-  Command* command = free_commands_.back();
-  free_commands_.pop_back();
-  *command = Command{this, op, offset, length, tag};
-  return command;
-}
-
-void NbdEndpoint::Finish(Command* command, int error_number) {
-  Status status = Status::Ok();
-  if (error_number != 0) {
-    status = IoError(name_, command->op, command->offset, command->length,
-                     std::strerror(error_number), error_number);
+  if (out->size() == first) {
+    return IoError(name_, "extents", offset, end - offset, "server described nothing", EIO);
   }
-  completions_.push_back(Completion{command->tag, std::move(status)});
-  free_commands_.push_back(command);
-}
-
-void NbdEndpoint::FailToStart(Command* command) {
-  Status status = LastError(command->op, command->offset, command->length);
-  completions_.push_back(Completion{command->tag, std::move(status)});
-  free_commands_.push_back(command);
-}
-
-// Runs inside libnbd, which forbids calls on this handle here: only record.
-int NbdEndpoint::OnCommandDone(void* user_data, int* error) {
-  auto* command = static_cast<Command*>(user_data);
-  command->endpoint->Finish(command, *error);
-  return 1;  // retire the command
-}
-
-void NbdEndpoint::StartRead(uint64_t offset, std::span<std::byte> buffer, uint64_t tag) {
-  Command* command = NewCommand("read", offset, buffer.size(), tag);
-  nbd_completion_callback done = {.callback = OnCommandDone, .user_data = command, .free = nullptr};
-  if (WithTailAllowed(offset, buffer.size(), [&] {
-        return nbd_aio_pread(handle_.get(), buffer.data(), buffer.size(), offset, done, 0);
-      }) == -1) {
-    FailToStart(command);
+  // (Data, and never clean: copying it is always right.)
+  uint64_t minimum_end = std::min(end, offset + kMinDescribed);
+  if (position < minimum_end) {
+    AddExtent(out, first, Extent{.offset = position, .length = minimum_end - position});
   }
-}
-
-void NbdEndpoint::StartWrite(uint64_t offset, std::span<const std::byte> data, uint64_t tag) {
-  Command* command = NewCommand("write", offset, data.size(), tag);
-  nbd_completion_callback done = {.callback = OnCommandDone, .user_data = command, .free = nullptr};
-  if (WithTailAllowed(offset, data.size(), [&] {
-        return nbd_aio_pwrite(handle_.get(), data.data(), data.size(), offset, done, 0);
-      }) == -1) {
-    FailToStart(command);
-  }
-}
-
-void NbdEndpoint::StartZero(uint64_t offset, uint64_t length, bool allocate, uint64_t tag) {
-  if (!can_zero_ || length > kMaxZeroLength) {
-    Endpoint::StartZero(offset, length, allocate, tag);  // synchronous fallback
-    return;
-  }
-  Command* command = NewCommand("zero", offset, length, tag);
-  nbd_completion_callback done = {.callback = OnCommandDone, .user_data = command, .free = nullptr};
-  uint32_t flags = allocate ? LIBNBD_CMD_FLAG_NO_HOLE : 0;
-  if (WithTailAllowed(offset, length, [&] {
-        return nbd_aio_zero(handle_.get(), length, offset, done, flags);
-      }) == -1) {
-    FailToStart(command);
-  }
-}
-
-PollInterest NbdEndpoint::poll_interest() const {
-  PollInterest interest;
-  interest.fd = nbd_aio_get_fd(handle_.get());
-  unsigned direction = nbd_aio_get_direction(handle_.get());
-  if (direction & LIBNBD_AIO_DIRECTION_READ) interest.events |= POLLIN;
-  if (direction & LIBNBD_AIO_DIRECTION_WRITE) interest.events |= POLLOUT;
-  return interest;
-}
-
-void NbdEndpoint::OnPollEvents(short revents) {
-  // A hang-up or error is reported by the read side of the state machine.
-  if (revents & (POLLIN | POLLHUP | POLLERR)) {
-    nbd_aio_notify_read(handle_.get());
-  } else if (revents & POLLOUT) {
-    nbd_aio_notify_write(handle_.get());
-  }
+  return Status::Ok();
 }
 
 }  // namespace nbdcopy

@@ -23,8 +23,7 @@ Result<std::unique_ptr<Endpoint>> OpenStdio(Role role) {
   return std::unique_ptr<Endpoint>(new PipeEndpoint("-", UniqueFd(copy)));
 }
 
-Result<std::unique_ptr<Endpoint>> OpenLocal(const std::string& path, Role role,
-                                            bool must_exist) {
+Result<std::unique_ptr<Endpoint>> OpenLocal(const std::string& path, Role role, bool must_exist) {
   int flags = O_CLOEXEC | O_NOCTTY;
   if (role == Role::kSource) {
     flags |= O_RDONLY;
@@ -67,7 +66,7 @@ Result<std::unique_ptr<Endpoint>> OpenEndpoint(const EndpointSpec& spec, Role ro
       return std::unique_ptr<Endpoint>(new NullEndpoint());
     case EndpointKind::kNbdUri:
     case EndpointKind::kCommand: {
-      auto nbd = NbdEndpoint::Connect(spec, role, flags.debug, flags.dirty_bitmap);
+      auto nbd = NbdEndpoint::Connect(spec, role, flags.debug, flags.dirty_bitmap, flags.timeout);
       if (!nbd.ok()) return nbd.status();
       return std::unique_ptr<Endpoint>(std::move(nbd).value());
     }

@@ -31,6 +31,7 @@ enum class Id {
   kSynchronous,
   kTargetIsZero,
   kThreads,
+  kTimeout,
   kVerbose,
   kVerify,
   kVersion,
@@ -52,7 +53,7 @@ struct OptionInfo {
 };
 
 // In --long-options order, which also gives the --short-options order.
-constexpr std::array<OptionInfo, 23> kOptionTable = {{
+constexpr std::array<OptionInfo, 24> kOptionTable = {{
     {Id::kHelp, "help", '\0', Arg::kNone, true},
     {Id::kAllocated, "allocated", '\0', Arg::kNone, true},
     {Id::kBlkhash, "blkhash", '\0', Arg::kOptional, true},
@@ -71,6 +72,7 @@ constexpr std::array<OptionInfo, 23> kOptionTable = {{
     {Id::kSynchronous, "synchronous", '\0', Arg::kNone, true},
     {Id::kTargetIsZero, "target-is-zero", '\0', Arg::kNone, true},
     {Id::kThreads, "threads", 'T', Arg::kRequired, true},
+    {Id::kTimeout, "timeout", '\0', Arg::kRequired, true},
     {Id::kVerbose, "verbose", 'v', Arg::kNone, true},
     {Id::kVerify, "verify", '\0', Arg::kNone, true},
     {Id::kVersion, "version", 'V', Arg::kNone, true},
@@ -300,6 +302,12 @@ Status Apply(const Occurrence& occurrence, CommandLine* command_line) {
       *field = *count;
       break;
     }
+    case Id::kTimeout: {
+      Result<uint64_t> seconds = ParseNumber(value, kMaxTimeout);
+      if (!seconds.ok()) return seconds.status().WithPrefix(LongName(info));
+      options.timeout = static_cast<unsigned>(*seconds);
+      break;
+    }
     case Id::kRequestSize: {
       Result<uint64_t> size = ParseSizeOption(info, value);
       if (!size.ok()) return size.status();
@@ -496,6 +504,8 @@ Copy:
                            changed onto an existing copy (null: a dry run)
   --flush                  flush the destination before exiting
   --no-extents             do not ask the source where its holes are
+  --timeout=SECONDS        give up on an NBD server silent for SECONDS while
+                           requests wait (300; 0: wait forever)
   -S N, --sparse=N         zero-detection granularity, 0: off (4096)
 Performance:
   -C N, --connections=N    NBD connections when both ends allow it (4)

@@ -291,11 +291,15 @@ class Worker {
     pollfd fds[2];
     Endpoint* owners[2];
     nfds_t count = 0;
+    int timeout_ms = -1;
     for (Endpoint* endpoint : {&source_, &destination_}) {
       PollInterest interest = endpoint->poll_interest();
       if (interest.fd < 0) continue;
       fds[count] = pollfd{interest.fd, interest.events, 0};
       owners[count++] = endpoint;
+      if (interest.timeout_ms >= 0 && (timeout_ms < 0 || interest.timeout_ms < timeout_ms)) {
+        timeout_ms = interest.timeout_ms;
+      }
     }
     if (count == 0) {
       // Nothing to wait on yet nothing finished: an endpoint lost track.
@@ -303,12 +307,14 @@ class Worker {
       requests_in_flight_ = 0;
       return;
     }
-    if (poll(fds, count, -1) == -1) {
+    int ready = poll(fds, count, timeout_ms);
+    if (ready == -1) {
       if (errno != EINTR) shared_.Fail(Status::FromErrno("poll", errno));
       return;
     }
     for (nfds_t i = 0; i < count; ++i) {
-      if (fds[i].revents != 0) owners[i]->OnPollEvents(fds[i].revents);
+      // A timeout (ready == 0) is news too: an endpoint may give up.
+      if (fds[i].revents != 0 || ready == 0) owners[i]->OnPollEvents(fds[i].revents);
     }
   }
 

@@ -43,10 +43,12 @@ struct Completion {
 };
 
 // What an endpoint with operations in flight waits on: poll(2) fd and
-// events, or fd -1 when its completions never need waiting for.
+// events, or fd -1 when its completions never need waiting for; and how
+// long it may wait before OnPollEvents(0) must be called (-1: forever).
 struct PollInterest {
   int fd = -1;
   short events = 0;
+  int timeout_ms = -1;
 };
 
 struct EndpointInfo {
@@ -124,7 +126,9 @@ class Endpoint {
   virtual void TakeCompletions(std::vector<Completion>* out);
   // What to poll for while operations are in flight.
   virtual PollInterest poll_interest() const { return {}; }
-  // Handles the events poll(2) returned for poll_interest().fd.
+  // Handles the events poll(2) returned for poll_interest().fd; revents 0
+  // when poll(2) timed out (the endpoint may then give up on its I/O,
+  // failing what was in flight).
   virtual void OnPollEvents(short revents) {}
 
  protected:

@@ -24,6 +24,7 @@ struct OpenFlags {
   std::string dirty_bitmap;
   // Destination: a missing file is an error instead of being created.
   bool must_exist = false;
+  unsigned timeout = 0;  // NBD: seconds a server may stay silent; 0: forever
 };
 
 // Opening a destination never writes to it: a missing regular file is

@@ -16,6 +16,7 @@ namespace nbdcopy {
 inline constexpr uint64_t kMinRequestSize = 4096;
 inline constexpr uint64_t kMaxRequestSize = 32 * 1024 * 1024;
 inline constexpr uint64_t kMinSparseSize = 512;
+inline constexpr uint64_t kMaxTimeout = 24 * 60 * 60;
 
 enum class ProgressMode { kNone, kBar, kFd };
 
@@ -49,6 +50,9 @@ struct Options {
   // --dirty-bitmap=NAME: incremental copy of the ranges the source's
   // "qemu:dirty-bitmap:NAME" meta context marks dirty.
   std::optional<std::string> dirty_bitmap;
+  // Seconds an NBD server may stay silent while requests wait for it (the
+  // handshake included) before the copy fails; 0 waits forever.
+  unsigned timeout = 300;
 
   // Each operand is its words: one word, or "[", CMD, ARGS..., "]".
   std::vector<std::string> source;

@@ -151,6 +151,18 @@ start_qemu_nbd() {
     DAEMON_PIDS+=("$(cat "$pidf")")
 }
 
+# _forget_pid PID: a stopped server's pid leaves PIDS / DAEMON_PIDS, so
+# that the clean-up at exit never signals a process that reused it (pids
+# wrap quickly when several test suites run at once).
+_forget_pid() {
+    local p keep=()
+    for p in "${PIDS[@]}"; do [[ $p == "$1" ]] || keep+=("$p"); done
+    PIDS=("${keep[@]}")
+    keep=()
+    for p in "${DAEMON_PIDS[@]}"; do [[ $p == "$1" ]] || keep+=("$p"); done
+    DAEMON_PIDS=("${keep[@]}")
+}
+
 # stop_server NAME: stop a server started by start_nbdkit / start_qemu_nbd.
 stop_server() {
     local pidf=$T/$1.pid pid
@@ -163,6 +175,7 @@ stop_server() {
         sleep 0.05
     done
     wait "$pid" 2>/dev/null || true
+    _forget_pid "$pid"
     rm -f "$pidf" "$T/$1.sock"
 }
 
@@ -466,4 +479,76 @@ logtool() {
     local py=/usr/bin/python3
     [[ -x $py ]] || py=$(command -v python3)
     "$py" "${BASH_SOURCE[0]%/*}/engine-logtool.py" "$@"
+}
+
+# ---------------------------------------------------------------------------
+# Hostile servers (hostile_nbd_server.py): an NBD server that misbehaves on
+# demand.  start_hostile NAME FILE [SERVER OPTIONS...], e.g.
+#     start_hostile src "$T/src.img" --readonly --fault read-short
+start_hostile() {
+    local name=$1 file=$2; shift 2
+    local sock=$T/$name.sock pidf=$T/$name.pid py=/usr/bin/python3
+    [[ -x $py ]] || py=$(command -v python3)
+    rm -f "$sock" "$pidf"
+    "$py" "${BASH_SOURCE[0]%/*}/hostile_nbd_server.py" --socket "$sock" --pidfile "$pidf" \
+        --file "$file" "$@" >"$T/$name.log" 2>&1 &
+    local pid=$!
+    PIDS+=("$pid")
+    _wait_pidfile "$pidf" "$pid" "hostile server $name" "$name"
+}
+
+# bounded_copy ARGS...: runs nbdcopy ARGS under a watchdog of $WATCHDOG
+# seconds (default 60), so a hang fails the test instead of stalling it.
+# A hang (the watchdog fired) or a signal exit fails at once; otherwise
+# RC, ERR and ERR_FILE hold the outcome.
+bounded_copy() {
+    local watchdog=${WATCHDOG:-60}
+    msg "run (watchdog ${watchdog}s): nbdcopy $*"
+    RC=0
+    ERR_FILE=$T/cmd.err
+    timeout -k 5 "$watchdog" "$NBDCOPY" "$@" >"$T/cmd.out" 2>"$ERR_FILE" || RC=$?
+    ERR=$(cat "$ERR_FILE")
+    sed -n 's/^/    stderr: /p; 5q' "$ERR_FILE" >&2
+    [[ $RC -ne 124 && $RC -ne 137 ]] || fail "hung: still running after ${watchdog}s: nbdcopy $*"
+    [[ $RC -lt 128 ]] || fail "exited with status $RC (crash / signal): nbdcopy $*"
+}
+
+# expect_copy_ok ARGS...: the bounded copy succeeds silently.
+expect_copy_ok() {
+    bounded_copy "$@"
+    [[ $RC -eq 0 ]] || fail "exited $RC: nbdcopy $*"
+    [[ -z $ERR ]] || fail "succeeded but wrote to stderr: $ERR"
+}
+
+# expect_copy_fails TEXT ARGS...: the bounded copy exits 1 with one line
+# "nbdcopy: ...", containing TEXT (an extended regular expression).
+expect_copy_fails() {
+    local want=$1; shift
+    bounded_copy "$@"
+    [[ $RC -ne 0 ]] || fail "exited 0, expected a failure: nbdcopy $*"
+    [[ $RC -eq 1 ]] || fail "exit status $RC, expected 1: nbdcopy $*"
+    [[ $ERR == nbdcopy:\ * ]] || fail "stderr does not start with 'nbdcopy: ': $ERR"
+    [[ $(wc -l <"$ERR_FILE") -eq 1 ]] || fail "expected one line on stderr, got: $ERR"
+    grep -qE -- "$want" <<<"$ERR" || fail "the message lacks /$want/: $ERR"
+}
+
+# assert_no_wrong_data SOURCE DESTINATION: every 4 KiB block of a
+# destination file a failed copy left behind is either the source's block
+# or still zeroes (never written): nothing wrong was written.
+assert_no_wrong_data() {
+    [[ -e $2 ]] || return 0
+    local py=/usr/bin/python3
+    [[ -x $py ]] || py=$(command -v python3)
+    "$py" - "$1" "$2" <<'PY' || fail "wrong data in $2"
+import sys
+src, dst = open(sys.argv[1], "rb"), open(sys.argv[2], "rb")
+offset, zero = 0, bytes(4096)
+while True:
+    a, b = src.read(4096), dst.read(4096)
+    if not b:
+        break
+    if b != a[:len(b)] and b != zero[:len(b)]:
+        sys.exit(f"block at offset {offset} is neither the source's nor zeroes")
+    offset += 4096
+PY
 }

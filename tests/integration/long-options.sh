@@ -23,6 +23,7 @@ cat >"$T/want.txt" <<'LIST'
 --synchronous
 --target-is-zero
 --threads
+--timeout
 --verbose
 --verify
 --version

@@ -82,6 +82,17 @@ TEST(OptionsTest, Flags) {
   EXPECT_TRUE(ParseOk({"-v", "--verbose", "a", "b"}).verbose);  // repeats are fine
 }
 
+TEST(OptionsTest, Timeout) {
+  EXPECT_EQ(ParseOk({"a", "b"}).timeout, 300u);
+  EXPECT_EQ(ParseOk({"--timeout=0", "a", "b"}).timeout, 0u);
+  EXPECT_EQ(ParseOk({"--timeout", "5", "a", "b"}).timeout, 5u);
+  EXPECT_EQ(ParseOk({"--timeout=86400", "a", "b"}).timeout, 86400u);
+  EXPECT_EQ(ParseError({"--timeout=86401", "a", "b"}),
+            "--timeout: number too large: '86401' (maximum 86400)");
+  EXPECT_EQ(ParseError({"--timeout=5s", "a", "b"}), "--timeout: not a number: '5s'");
+  EXPECT_EQ(ParseError({"--timeout=-1", "a", "b"}), "--timeout: must not be negative: '-1'");
+}
+
 TEST(OptionsTest, CountsShortAndLong) {
   EXPECT_EQ(ParseOk({"-C", "2", "a", "b"}).connections, 2u);
   EXPECT_EQ(ParseOk({"-C2", "a", "b"}).connections, 2u);
@@ -369,7 +380,7 @@ TEST(OptionsTest, LongOptionsTextIsExact) {
             "--help\n--allocated\n--blkhash\n--blkhash-file\n--connections\n"
             "--destination-is-zero\n--dirty-bitmap\n--flush\n--json\n--no-extents\n--progress\n--queue-size\n"
             "--request-size\n--requests\n--sparse\n--synchronous\n--target-is-zero\n"
-            "--threads\n--verbose\n--verify\n--version\n");
+            "--threads\n--timeout\n--verbose\n--verify\n--version\n");
 }
 
 TEST(OptionsTest, ShortOptionsTextIsExact) {

@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# Hostile read replies (hostile_nbd_server.py as the source), the first
+# read and a later one (more in flight), parallel and synchronous engines.
+# Every case fails with exit 1 and one line naming the read and the reason,
+# within the watchdog, and the destination holds nothing but the source's
+# data (or zeroes where nothing was written yet):
+#  - replies that do not cover the read exactly once (half a data chunk,
+#    half a hole chunk, the first half twice): libnbd 1.14 accepts them, so
+#    the buffer's old contents would be copied; we refuse them;
+#  - a chunk longer than asked or outside the range, a bad magic number,
+#    a reply to a cookie never sent or sent twice, a simple reply 512 bytes
+#    short or long (the stream falls out of step): libnbd rejects those and
+#    the message is libnbd's reason;
+#  - an error chunk with error number 0 (libnbd: EINVAL);
+#  - half a reply and then a hang-up.
+# (A simple reply 512 bytes short is the one case where the destination
+# may hold wrong bytes: the read swallows the next reply's header as data,
+# indistinguishable from data until the next reply is parsed.)
+source "$(dirname "$0")/lib.sh"
+require_cmd python3 timeout
+
+size=$((4 * MiB))
+make_test_file "$T/src.img" "$size"
+
+not_covered="the server's reply did not cover the range exactly once"
+cases=(
+    "read-short:$not_covered"
+    "read-hole-short:$not_covered"
+    "read-duplicate-chunk:$not_covered"
+    "read-long-chunk:range of structured reply is out of bounds"
+    "read-chunk-outside:range of structured reply is out of bounds"
+    "read-wrong-magic:invalid reply magic"
+    "read-unknown-cookie:no matching cookie found for server reply"
+    "read-duplicate-reply:no matching cookie found for server reply"
+    "read-error-zero:read at offset [0-9]+ length [0-9]+: Invalid argument"
+    "read-disconnect:(Connection reset by peer|server disconnected unexpectedly|Broken pipe|the server closed the connection)"
+)
+for engine in parallel synchronous; do
+    opts=(--timeout=2)
+    [[ $engine == synchronous ]] && opts+=(--synchronous)
+    for case in "${cases[@]}"; do
+        fault=${case%%:*}
+        for nth in 0 3; do
+            msg "$fault, read $nth ($engine)"
+            start_hostile src "$T/src.img" --readonly --fault "$fault" --nth "$nth"
+            rm -f "$T/out.img"
+            expect_copy_fails "${case#*:}" "${opts[@]}" --request-size=256K \
+                "$(uri_for src)" "$T/out.img"
+            grep -qE "(read|extents) at offset" <<<"$ERR" || fail "the message names no read: $ERR"
+            assert_no_wrong_data "$T/src.img" "$T/out.img"
+            stop_server src
+        done
+    done
+    for fault in read-simple-short read-simple-long; do
+        msg "$fault, without structured replies ($engine)"
+        start_hostile src "$T/src.img" --readonly --no-structured --fault "$fault" --nth 1
+        rm -f "$T/out.img"
+        # Short: the read waits for bytes that only the next reply (if any
+        # is in flight) supplies, so silence or a broken stream.
+        expect_copy_fails "invalid reply magic|the server sent nothing for 2 seconds" \
+            "${opts[@]}" --request-size=256K \
+            "$(uri_for src)" "$T/out.img"
+        # A reply shorter than announced swallows the start of the next
+        # one as data, which no client can tell from data until the
+        # stream falls apart (the copy fails then): no content check.
+        [[ $fault == read-simple-short ]] || assert_no_wrong_data "$T/src.img" "$T/out.img"
+        stop_server src
+    done
+done
+
+# Without structured replies (every read one simple reply) nothing is
+# refused that should not be: the copy is correct.
+msg "simple replies only, no fault"
+start_hostile src "$T/src.img" --readonly --no-structured
+for engine_opt in --synchronous --threads=1; do
+    rm -f "$T/out.img"
+    expect_copy_ok --timeout=2 "$engine_opt" "$(uri_for src)" "$T/out.img"
+    assert_same_file "$T/src.img" "$T/out.img" "simple replies ($engine_opt)"
+done
+msg PASS

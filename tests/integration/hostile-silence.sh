@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# Servers that stop talking: a reply that never comes must not hang the
+# copy. With --timeout=1 every case below fails within the watchdog (60 s)
+# with one line "... the server sent nothing for 1 second (see --timeout)"
+# naming the operation that waited: no greeting, no answer to NBD_OPT_GO,
+# one read never answered (later ones are), a read chunk without its DONE
+# flag, a server that stops answering altogether (source and destination),
+# a write, a zero and a flush never answered; parallel and synchronous
+# engines. --timeout=0 waits forever: that copy is still running when a
+# 4-second watchdog stops it. A server that never hangs up after the
+# disconnect delays a finished copy by at most 5 seconds.
+source "$(dirname "$0")/lib.sh"
+require_cmd python3 timeout
+
+size=$((4 * MiB))
+make_test_file "$T/src.img" "$size"
+silent="the server sent nothing for 1 second \(see --timeout\)"
+
+for engine in parallel synchronous; do
+    opts=(--timeout=1)
+    [[ $engine == synchronous ]] && opts+=(--synchronous)
+
+    for fault in handshake-stall go-stall; do
+        msg "$fault ($engine)"
+        start_hostile src "$T/src.img" --readonly --fault "$fault"
+        rm -f "$T/out.img"
+        expect_copy_fails "^nbdcopy: [^ ]*src.sock: $silent" "${opts[@]}" \
+            "$(uri_for src)" "$T/out.img"
+        [[ ! -e $T/out.img ]] || fail "$fault: the destination was created"
+        stop_server src
+    done
+
+    for fault in read-no-reply read-no-done stall; do
+        for nth in 0 5; do
+            msg "$fault, from command $nth ($engine)"
+            start_hostile src "$T/src.img" --readonly --fault "$fault" --nth "$nth"
+            rm -f "$T/out.img"
+            expect_copy_fails "(read|extents) at offset [0-9]+ length [0-9]+: $silent" \
+                "${opts[@]}" --request-size=256K "$(uri_for src)" "$T/out.img"
+            assert_no_wrong_data "$T/src.img" "$T/out.img"
+            stop_server src
+        done
+    done
+
+    # The destination goes silent.
+    for case in write-no-reply:write:1 zero-no-reply:zero:0 flush-no-reply:flush:0 stall:write:1; do
+        IFS=: read -r fault op nth <<<"$case"
+        msg "$fault, destination ($engine)"
+        truncate -s 0 "$T/dst.img"
+        truncate -s "$size" "$T/dst.img"
+        start_hostile dst "$T/dst.img" --fault "$fault" --nth "$nth"
+        want="$op at offset [0-9]+ length [0-9]+: $silent"
+        [[ $op == flush ]] && want="flush: $silent"
+        expect_copy_fails "$want" "${opts[@]}" --flush --request-size=256K \
+            "$T/src.img" "$(uri_for dst)"
+        stop_server dst
+        assert_no_wrong_data "$T/src.img" "$T/dst.img"
+    done
+done
+
+# After a good copy the server ignores NBD_CMD_DISC and keeps the
+# connection open: the copy still succeeds, within 5 s of the disconnect
+# (a short limit of its own; the watchdog is 30 s), also with --timeout=0.
+for timeout_opt in --timeout=300 --timeout=0; do
+    msg "ignore-disconnect, $timeout_opt"
+    start_hostile src "$T/src.img" --readonly --fault ignore-disconnect
+    rm -f "$T/out.img"
+    WATCHDOG=30 expect_copy_ok "$timeout_opt" "$(uri_for src)" "$T/out.img"
+    assert_same_file "$T/src.img" "$T/out.img" "ignore-disconnect $timeout_opt"
+    stop_server src
+done
+
+msg "--timeout=0 waits forever"
+start_hostile src "$T/src.img" --readonly --fault read-no-reply
+rc=0
+# (SIGTERM lets requests in flight finish, which this one never does: the
+# watchdog's SIGKILL ends it.)
+timeout -k 2 4 "$NBDCOPY" --timeout=0 "$(uri_for src)" "$T/out.img" 2>"$T/err.txt" || rc=$?
+[[ $rc -eq 124 || $rc -eq 137 ]] ||
+    fail "--timeout=0: expected to be still waiting, exit status $rc: $(cat "$T/err.txt")"
+stop_server src
+msg PASS
