@@ -75,14 +75,15 @@ bool NbdEndpoint::Command::Covered() const {
 
 void NbdEndpoint::Finish(Command* command, int error_number) {
   Status status = Status::Ok();
-  if (error_number == ENOTCONN) {
-    // libnbd fails every command with ENOTCONN when the connection dies;
-    // why it died is known once the libnbd call running us returns.
-    aborted_.push_back(Aborted{completions_.size(), command->op, command->offset, command->length});
-    status = Status::Error("", error_number);
-  } else if (error_number != 0) {
+  if (error_number != 0) {
     status = OpError(command->op, command->offset, command->length, std::strerror(error_number),
                      error_number);
+    // libnbd fails every command with ENOTCONN when the connection dies;
+    // why it died is known once the libnbd call running us returns.
+    if (error_number == ENOTCONN) {
+      aborted_.push_back(
+          Aborted{completions_.size(), command->op, command->offset, command->length});
+    }
   } else if (std::strcmp(command->op, "read") == 0 && !command->Covered()) {
     // libnbd 1.14 accepts a reply that leaves part of the buffer unfilled:
     // that part would be copied as whatever the buffer held before.
@@ -102,11 +103,22 @@ void NbdEndpoint::FailToStart(Command* command) {
   ExplainAborted();
 }
 
+void NbdEndpoint::TakeCompletions(std::vector<Completion>* out) {
+  ExplainAborted();
+  Endpoint::TakeCompletions(out);
+}
+
 void NbdEndpoint::ExplainAborted() {
   if (aborted_.empty()) return;
-  // libnbd 1.14 takes an end of stream between replies for a clean close,
-  // with no error message, even with commands outstanding.
-  if (connection_error_.empty()) connection_error_ = "the server closed the connection";
+  if (connection_error_.empty()) {
+    // Aborted inside a call that returned success (a request whose send
+    // found the connection gone): libnbd's last error says why. libnbd
+    // 1.14 takes an end of stream between replies for a clean close, with
+    // no error message, even with commands outstanding.
+    connection_error_ = nbd_aio_is_dead(handle_.get()) == 1 && nbd_get_error() != nullptr
+                            ? LibnbdError()
+                            : "the server closed the connection";
+  }
   for (const Aborted& aborted : aborted_) {
     completions_[aborted.index].status =
         OpError(aborted.op, aborted.offset, aborted.length, connection_error_, ENOTCONN);

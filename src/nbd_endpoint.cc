@@ -352,6 +352,7 @@ template <typename Start>
 Status NbdEndpoint::RunSync(Start start) {
   start();
   for (bool alive = true;; alive = PollOnce()) {
+    ExplainAborted();
     auto done = std::find_if(completions_.begin(), completions_.end(),
                              [](const Completion& c) { return c.tag == kSyncTag; });
     if (done != completions_.end()) {

@@ -59,6 +59,7 @@ class NbdEndpoint : public Endpoint {
   void StartRead(uint64_t offset, std::span<std::byte> buffer, uint64_t tag) override;
   void StartWrite(uint64_t offset, std::span<const std::byte> data, uint64_t tag) override;
   void StartZero(uint64_t offset, uint64_t length, bool allocate, uint64_t tag) override;
+  void TakeCompletions(std::vector<Completion>* out) override;
   PollInterest poll_interest() const override;
   void OnPollEvents(short revents) override;
 
