@@ -58,9 +58,13 @@ py=/usr/bin/python3
 [[ -x $py ]] || py=$(command -v python3)
 reference_digest=$("$py" "$repo/tests/integration/blkhash_reference.py" "$T/src.img" sha256 65536)
 
-pick() { # WORDS...: one of them at random
+# pick VAR WORDS...: sets VAR to one of the words at random. (No $(...):
+# a subshell's $RANDOM is reseeded, so -s would not reproduce the runs.)
+pick() {
+    local var=$1
+    shift
     local words=("$@")
-    echo "${words[RANDOM % ${#words[@]}]}"
+    printf -v "$var" '%s' "${words[RANDOM % ${#words[@]}]}"
 }
 chance() { (( RANDOM % 100 < $1 )); } # PERCENT
 
@@ -73,14 +77,15 @@ printf 'run\tfault\trate\terrno\tkill_ms\toptions\tstatus\tclass\tmessage\n' >"$
 # One copy: sets class and status.
 run_once() {
     local run=$1
-    fault=$(pick none pread extents pwrite zero trim flush kill-src kill-dst)
-    rate=$(pick 0.001 0.01 0.05 0.2 0.5 1)
-    errno=$(pick EIO ENOSPC)
+    pick fault none pread extents pwrite zero trim flush kill-src kill-dst
+    pick rate 0.001 0.01 0.05 0.2 0.5 1
+    pick errno EIO ENOSPC
     kill_ms=
-    local options=() conns
-    conns=$(pick 1 2 4)
+    local options=() conns request_size
+    pick conns 1 2 4
+    pick request_size 64K 256K 1M
     chance 25 && options+=(--synchronous)
-    options+=(-C "$conns" -T "$conns" --request-size="$(pick 64K 256K 1M)")
+    options+=(-C "$conns" -T "$conns" --request-size="$request_size")
     chance 25 && options+=(--blkhash)
     chance 20 && options+=(--verify)
     chance 20 && options+=(--allocated)
