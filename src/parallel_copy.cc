@@ -147,11 +147,11 @@ class Worker {
       if (bytes_in_flight_ > 0 && bytes_in_flight_ + piece.length > budget_.budget()) return;
       ConsumeFront(piece.length);
       unsigned index = TakeSlot(piece);
-      slots_[index].alone = bytes_in_flight_ == 0;
-      slots_[index].started = AdaptiveBudget::Clock::now();
+      Slot& slot = slots_[index];
+      slot.alone = bytes_in_flight_ == 0;
+      slot.started = AdaptiveBudget::Clock::now();
       bytes_in_flight_ += piece.length;
       stats_.max_bytes_in_flight = std::max(stats_.max_bytes_in_flight, bytes_in_flight_);
-      Slot& slot = slots_[index];
       slot.buffer = TakeBuffer();
       stats_.bytes_read += piece.length;
       ++stats_.requests;

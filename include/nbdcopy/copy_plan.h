@@ -15,7 +15,7 @@ namespace nbdcopy {
 struct CopyPlan {
   uint64_t request_size = 0;  // bytes per read/write, at most
   // The parallel engine adapts its request size in [min_request_size,
-  // request_size] (equal when --request-size was given).
+  // request_size] (equal when --request-size was given; 0 means request_size).
   uint64_t min_request_size = 0;
   uint64_t alignment = 1;       // every request starts and ends on a multiple (but at the end)
   uint64_t coalesce_below = 0;  // zero ranges shorter than this are copied as data
