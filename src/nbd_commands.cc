@@ -97,6 +97,14 @@ void NbdEndpoint::Finish(Command* command, int error_number) {
 void NbdEndpoint::FailToStart(Command* command) {
   // The failed call may have killed the connection, failing others too.
   if (!aborted_.empty() && connection_error_.empty()) connection_error_ = LibnbdError();
+  // Or the connection died earlier with nothing in flight (the server hung
+  // up between replies): libnbd then refuses the call for its state
+  // (EINVAL, "invalid state: DEAD"), which says nothing to the user.
+  nbd_handle* h = handle_.get();
+  if (connection_error_.empty() && nbd_get_errno() == EINVAL &&
+      (nbd_aio_is_dead(h) == 1 || nbd_aio_is_closed(h) == 1)) {
+    connection_error_ = "the server closed the connection";
+  }
   Status status = LastError(command->op, command->offset, command->length);
   completions_.push_back(Completion{command->tag, std::move(status)});
   free_commands_.push_back(command);
