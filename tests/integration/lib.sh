@@ -323,8 +323,12 @@ attach_loop() {
     [[ -b $LOOPDEV ]] || fail "$LOOPDEV is not a block device"
 }
 
-# detach_loop DEV: detach now (flushes the device into its backing file).
+# detach_loop DEV: write the device's cached pages into its backing file,
+# then detach.  (losetup -d alone is not enough: when something else, such
+# as udev's probe, still holds the device open, the detach and its flush
+# happen later, and a cmp of the backing file races them.)
 detach_loop() {
+    blockdev --flushbufs "$1" || fail "blockdev --flushbufs $1 failed"
     losetup -d "$1" || fail "losetup -d $1 failed"
     local d keep=()
     for d in "${LOOPS[@]}"; do [[ $d == "$1" ]] || keep+=("$d"); done
