@@ -95,15 +95,17 @@ void NbdEndpoint::Finish(Command* command, int error_number) {
 }
 
 void NbdEndpoint::FailToStart(Command* command) {
-  // The failed call may have killed the connection, failing others too.
-  if (!aborted_.empty() && connection_error_.empty()) connection_error_ = LibnbdError();
-  // Or the connection died earlier with nothing in flight (the server hung
-  // up between replies): libnbd then refuses the call for its state
-  // (EINVAL, "invalid state: DEAD"), which says nothing to the user.
   nbd_handle* h = handle_.get();
-  if (connection_error_.empty() && nbd_get_errno() == EINVAL &&
-      (nbd_aio_is_dead(h) == 1 || nbd_aio_is_closed(h) == 1)) {
-    connection_error_ = "the server closed the connection";
+  if (connection_error_.empty()) {
+    if (nbd_get_errno() == EINVAL && (nbd_aio_is_dead(h) == 1 || nbd_aio_is_closed(h) == 1)) {
+      // The connection died before this call (the server hung up): libnbd
+      // refuses the call for its state ("invalid state: DEAD"), which says
+      // nothing to the user.
+      connection_error_ = "the server closed the connection";
+    } else if (!aborted_.empty()) {
+      // This call killed the connection, failing others too.
+      connection_error_ = LibnbdError();
+    }
   }
   Status status = LastError(command->op, command->offset, command->length);
   completions_.push_back(Completion{command->tag, std::move(status)});
@@ -164,6 +166,8 @@ void NbdEndpoint::StartRead(uint64_t offset, std::span<std::byte> buffer, uint64
                                         done, 0);
       }) == -1) {
     FailToStart(command);
+  } else {
+    ExplainAborted();  // a call that succeeded may have found the connection dead
   }
 }
 
@@ -174,6 +178,8 @@ void NbdEndpoint::StartWrite(uint64_t offset, std::span<const std::byte> data, u
         return nbd_aio_pwrite(handle_.get(), data.data(), data.size(), offset, done, 0);
       }) == -1) {
     FailToStart(command);
+  } else {
+    ExplainAborted();  // a call that succeeded may have found the connection dead
   }
 }
 
@@ -189,6 +195,8 @@ void NbdEndpoint::StartZero(uint64_t offset, uint64_t length, bool allocate, uin
         return nbd_aio_zero(handle_.get(), length, offset, done, flags);
       }) == -1) {
     FailToStart(command);
+  } else {
+    ExplainAborted();  // a call that succeeded may have found the connection dead
   }
 }
 
