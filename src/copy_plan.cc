@@ -108,8 +108,7 @@ Result<CopyPlan> MakeCopyPlan(const Options& options, const Endpoint& source,
                 {options.sparse_size, dst.preferred_block_size,
                  std::bit_ceil<uint64_t>(std::max<uint32_t>(dst.min_block_size, 1))});
   if (src.size && dst.size && *src.size < *dst.size && (!dst.resizable || incremental) &&
-      !dst.partial_blocks_ok &&
-      *src.size % std::max<uint32_t>(dst.min_block_size, 1) != 0) {
+      !dst.partial_blocks_ok && *src.size % std::max<uint32_t>(dst.min_block_size, 1) != 0) {
     return Status::Error(fmt::format(
         "{}: source size {} is not a multiple of the destination's minimum block size {}, and "
         "the destination is larger: its last block cannot be written in part",
@@ -168,10 +167,10 @@ std::string DescribeCopy(const CopyPlan& plan, const Endpoint& source,
     return fmt::format(
         "nbdcopy: {}: {}\n"
         "nbdcopy: {}: size={} block_min={} block={} block_max={} read_only={} extents={} "
-        "zero={} flush={} multi_conn={} sequential={} overlapped_io={}\n",
+        "zero={} flush={} multi_conn={} sequential={} overlapped_io={} inline_writes_below={}\n",
         role, endpoint.name(), role, SizeText(info), info.min_block_size, info.preferred_block_size,
         info.max_block_size, info.read_only, info.can_extents, info.efficient_zero, info.can_flush,
-        info.can_multi_conn, info.sequential, info.overlapped_io);
+        info.can_multi_conn, info.sequential, info.overlapped_io, info.inline_writes_below);
   };
   return plan.notes + describe("src", source) + describe("dst", destination) +
          fmt::format(

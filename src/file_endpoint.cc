@@ -24,8 +24,7 @@ bool IsUnsupported(int error_number) {
 }  // namespace
 
 Result<std::unique_ptr<FileEndpoint>> FileEndpoint::Create(std::string name, UniqueFd fd,
-                                                           const struct stat& st,
-                                                           bool writable) {
+                                                           const struct stat& st, bool writable) {
   bool block = S_ISBLK(st.st_mode);
   std::unique_ptr<FileEndpoint> endpoint(new FileEndpoint(std::move(name), std::move(fd), block));
   EndpointInfo& info = endpoint->info_;
@@ -188,6 +187,7 @@ Result<std::unique_ptr<Endpoint>> FileEndpoint::Connect() {
   other->info_ = info_;
   other->end_of_file_ = info_.size.value_or(0);
   other->info_.overlapped_io = false;
+  other->info_.inline_writes_below = 0;
   if (uring_) other->EnableOverlappedIo();
   return std::unique_ptr<Endpoint>(std::move(other));
 }

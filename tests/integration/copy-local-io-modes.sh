@@ -30,6 +30,37 @@ for mode in uring plain; do
     fi
 done
 
+# A file system without nonblocking I/O (tmpfs): io_uring would hand every
+# operation to a kernel thread, so writes under 64 KiB run inline and larger
+# ones through the ring. A source of 4 KiB data runs between holes, and of
+# long runs, takes both ways in one copy, on one and on several workers.
+# (On a file system with nonblocking I/O, such as ext4, nothing runs inline.)
+if [[ $(stat -f -c %T /dev/shm 2>/dev/null) == tmpfs ]]; then
+    shm=$(mktemp -d /dev/shm/nbdcopy-test.XXXXXX)
+    trap 'rc=$?; rm -rf "$shm"; (exit $rc); _cleanup' EXIT
+    truncate -s $((8 * MiB)) "$T/runs.img"
+    for ((off = 0; off < 4 * MiB; off += 8192)); do echo "$off"; done |
+        while read -r off; do write_random "$T/runs.img" "$off" 4096; done
+    write_random "$T/runs.img" $((5 * MiB)) $((2 * MiB + 100))
+    for opts in "" "-C 1" "--synchronous"; do
+        rm -f "$shm/dst.img"
+        msg "tmpfs destination [$opts]: small writes inline, large ones through the ring"
+        # shellcheck disable=SC2086
+        "$NBDCOPY" -v $opts "$T/runs.img" "$shm/dst.img" 2>"$T/v.err" ||
+            fail "tmpfs [$opts]: copy failed: $(tail -2 "$T/v.err")"
+        assert_same_file "$T/runs.img" "$shm/dst.img" "tmpfs [$opts]"
+        if [[ $opts != --synchronous ]]; then
+            grep -q "dst: .*overlapped_io=true inline_writes_below=65536" "$T/v.err" ||
+                fail "tmpfs: expected inline_writes_below=65536: $(grep 'dst:' "$T/v.err")"
+        fi
+        # The holes stayed holes: 4 MiB of 4 KiB runs is 2 MiB of data.
+        used=$(($(stat -c '%b * %B' "$shm/dst.img")))
+        ((used <= 5 * MiB)) || fail "tmpfs [$opts]: $used bytes allocated, the holes were written"
+    done
+else
+    msg "/dev/shm is not tmpfs: the inline-write case is left out"
+fi
+
 if [[ $(id -u) -eq 0 ]] && losetup -f >/dev/null 2>&1; then
     for mode in uring plain; do
         env=()
