@@ -512,7 +512,7 @@ Performance:
   -T N, --threads=N        worker threads (number of CPUs)
   -R N, --requests=N       requests in flight per connection (64)
   --request-size=N         bytes per request, a power of 2, 4K to 32M (1M)
-  --queue-size=N           data bytes in flight per worker (12M)
+  --queue-size=N           data bytes in flight per worker (14M)
   --synchronous            one thread, one request at a time
 Checksums:
   --blkhash[=ALGO[/SIZE]]  print the source's blkhash; ALGO: md5, sha1,

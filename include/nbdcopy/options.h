@@ -36,7 +36,7 @@ struct Options {
   int progress_fd = -1;  // REQUIRES progress == kFd
   uint64_t request_size = 1024 * 1024;  // nbdcopy: 256K; 1M measured faster (docs/performance.md)
   bool request_size_set = false;        // given on the command line (not the default)
-  uint64_t queue_size = 12 * 1024 * 1024;  // nbdcopy: 16M; 12M keeps peak RSS under 40 MiB
+  uint64_t queue_size = 14 * 1024 * 1024;  // nbdcopy: 16M; 14M keeps peak RSS under 40 MiB
   unsigned requests = 64;
   uint64_t sparse_size = 4096;  // 0 disables zero detection
   bool synchronous = false;

@@ -52,7 +52,7 @@ TEST(OptionsTest, Defaults) {
   EXPECT_EQ(options.progress, ProgressMode::kNone);
   EXPECT_EQ(options.progress_fd, -1);
   EXPECT_EQ(options.request_size, 1024u * 1024);
-  EXPECT_EQ(options.queue_size, 12u * 1024 * 1024);
+  EXPECT_EQ(options.queue_size, 14u * 1024 * 1024);
   EXPECT_EQ(options.requests, 64u);
   EXPECT_EQ(options.sparse_size, 4096u);
   EXPECT_FALSE(options.synchronous);
