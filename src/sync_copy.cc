@@ -56,9 +56,35 @@ class SyncCopier {
       if (!got.ok()) return got.status();
       if (*got == 0) return Status::Ok();
       stats_.bytes_read += *got;
-      Status status = WriteData(copied_, std::span(buffer_.data(), *got));
+      Status status = PadToDestinationBlock(copied_, *got);
+      if (status.ok()) status = WriteData(copied_, std::span(buffer_.data(), *got), padded_);
       if (!status.ok()) return status;
     }
+  }
+
+  // The stream's last bytes may end inside a block of a destination that
+  // takes only whole blocks: the rest of that block is read from the
+  // destination and written back with them (padded_ is its length).
+  // Earlier chunks are whole requests, so whole blocks.
+  Status PadToDestinationBlock(uint64_t offset, size_t length) {
+    padded_ = length;
+    const EndpointInfo& info = destination_.info();
+    const uint64_t block = info.min_block_size;
+    const uint64_t end = offset + length;
+    if (block <= 1 || info.partial_blocks_ok || end % block == 0 || !info.size ||
+        end >= *info.size) {
+      return Status::Ok();  // no rule, or the destination's own short tail
+    }
+    const uint64_t block_start = end - end % block;
+    const uint64_t block_end = std::min(block_start + block, *info.size);
+    std::vector<std::byte> old(block_end - block_start);
+    Result<size_t> got = destination_.Read(block_start, old);
+    if (!got.ok()) return got.status();
+    // REQUIRES the request size is a multiple of the block (the plan's rule).
+    padded_ = block_end - offset;
+    std::copy(old.begin() + static_cast<ptrdiff_t>(end - block_start), old.end(),
+              buffer_.begin() + static_cast<ptrdiff_t>(length));
+    return Status::Ok();
   }
 
   Status CopyData(uint64_t offset, uint64_t length) {
@@ -68,7 +94,7 @@ class SyncCopier {
       ++stats_.requests;
       if (!got.ok()) return got.status();
       stats_.bytes_read += n;
-      Status status = WriteData(offset, std::span(buffer_.data(), n));
+      Status status = WriteData(offset, std::span(buffer_.data(), n), n);
       if (!status.ok()) return status;
       offset += n;
       length -= n;
@@ -88,14 +114,16 @@ class SyncCopier {
     return Status::Ok();
   }
 
-  // Writes data read from offset; runs of all-zero blocks become zero
-  // operations.
-  Status WriteData(uint64_t offset, std::span<const std::byte> data) {
+  // Writes data read from offset, and what follows it in buffer_ up to
+  // stored_length (the destination's bytes padding a last block); runs of
+  // all-zero blocks become zero operations.
+  Status WriteData(uint64_t offset, std::span<const std::byte> data, size_t stored_length) {
     if (blkhash_ != nullptr) blkhash_->Data(data);
+    std::span<const std::byte> stored(data.data(), stored_length);
     Status status =
         !detect_zeroes_
-            ? CountedWrite(offset, data)
-            : ForEachZeroRun(offset, data, plan_.sparse_size,
+            ? CountedWrite(offset, stored)
+            : ForEachZeroRun(offset, stored, plan_.sparse_size,
                              [this](uint64_t run_offset, std::span<const std::byte> run,
                                     bool zero) {
                                if (!zero) return CountedWrite(run_offset, run);
@@ -136,6 +164,7 @@ class SyncCopier {
   std::vector<std::byte> buffer_;
   const bool detect_zeroes_;
   uint64_t copied_ = 0;
+  size_t padded_ = 0;  // the chunk's length with its padding
 };
 
 }  // namespace

@@ -64,6 +64,28 @@ for opts in "" "--synchronous"; do
     stop_server dst
 done
 
+msg "a stream ending inside a destination block: the block's old bytes are kept"
+# The stream is shorter than the export and ends mid-block: its last block
+# is read back from the destination and written whole, so the bytes past
+# the stream's end keep their old contents.
+make_random_file "$T/old.img" "$size"
+head -c $((3 * MiB + 1000)) "$T/ref.img" >"$T/stream.img"
+cp "$T/old.img" "$T/expect.img"
+dd if="$T/stream.img" of="$T/expect.img" conv=notrunc status=none
+for min in 512 4096 65536; do
+    cp "$T/old.img" "$T/dst.img"
+    rm -f "$T/dst.log"
+    start_nbdkit dst --filter=log --filter=blocksize-policy file "$T/dst.img" \
+        blocksize-minimum="$min" blocksize-preferred=65536 blocksize-error-policy=error \
+        logfile="$T/dst.log"
+    "$NBDCOPY" - "$(uri_for dst)" <"$T/stream.img" 2>"$T/e" ||
+        fail "stream, min=$min: $(cat "$T/e")"
+    bad=$(logtool misaligned "$T/dst.log" Read,Write,Zero,Trim "$min" 0 "$size")
+    [[ $bad -eq 0 ]] || fail "stream, min=$min: $bad requests broke the rules"
+    stop_server dst
+    assert_same_file "$T/expect.img" "$T/dst.img" "stream ending mid-block, min=$min"
+done
+
 msg "--request-size below the destination's minimum: refused, nothing written"
 start_nbdkit dst --filter=log --filter=blocksize-policy memory "$size" \
     blocksize-minimum=65536 blocksize-preferred=65536 blocksize-error-policy=error \
