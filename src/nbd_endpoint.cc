@@ -12,6 +12,7 @@
 #include <cstring>
 #include <limits>
 
+#include "nbdcopy/cancel.h"
 #include "nbdcopy/nbd_tls.h"
 
 namespace nbdcopy {
@@ -274,13 +275,19 @@ bool NbdEndpoint::Waiting() const {
 
 int NbdEndpoint::MillisecondsLeft() const {
   unsigned limit = timeout_;
-  // Everything is done by then: a server ignoring the disconnect costs
-  // seconds, not the whole silence limit.
-  if (disconnecting_ && (limit == 0 || limit > kDisconnectSeconds)) limit = kDisconnectSeconds;
-  if (limit == 0 || !Waiting()) return -1;
+  // Past the disconnect everything is done, and after a signal the user
+  // wants out: a server that stays silent then costs seconds, not the
+  // whole silence limit (nor forever, with --timeout=0).
+  if ((disconnecting_ || CancelRequested()) && (limit == 0 || limit > kDisconnectSeconds)) {
+    limit = kDisconnectSeconds;
+  }
+  if (!Waiting()) return -1;
+  // Waking now and then notices a signal that another thread caught.
+  constexpr int kRecheckMs = 1000;
+  if (limit == 0) return kRecheckMs;
   auto left = last_heard_ + std::chrono::seconds(limit) - Clock::now();
-  return static_cast<int>(
-      std::max<int64_t>(0, std::chrono::ceil<std::chrono::milliseconds>(left).count()));
+  return static_cast<int>(std::clamp<int64_t>(
+      std::chrono::ceil<std::chrono::milliseconds>(left).count(), 0, kRecheckMs));
 }
 
 PollInterest NbdEndpoint::poll_interest() const {

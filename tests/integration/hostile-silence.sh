@@ -8,7 +8,8 @@
 # a write, a zero and a flush never answered; parallel and synchronous
 # engines. --timeout=0 waits forever: that copy is still running when a
 # 4-second watchdog stops it. A server that never hangs up after the
-# disconnect delays a finished copy by at most 5 seconds.
+# disconnect delays a finished copy by at most 5 seconds, and so does one
+# that stays silent after SIGTERM (exit 143, even with --timeout=0).
 source "$(dirname "$0")/lib.sh"
 require_cmd python3 timeout
 
@@ -73,10 +74,27 @@ done
 msg "--timeout=0 waits forever"
 start_hostile src "$T/src.img" --readonly --fault read-no-reply
 rc=0
-# (SIGTERM lets requests in flight finish, which this one never does: the
-# watchdog's SIGKILL ends it.)
-timeout -k 2 4 "$NBDCOPY" --timeout=0 "$(uri_for src)" "$T/out.img" 2>"$T/err.txt" || rc=$?
-[[ $rc -eq 124 || $rc -eq 137 ]] ||
+timeout -s KILL 4 "$NBDCOPY" --timeout=0 "$(uri_for src)" "$T/out.img" 2>"$T/err.txt" || rc=$?
+[[ $rc -eq 137 ]] ||
     fail "--timeout=0: expected to be still waiting, exit status $rc: $(cat "$T/err.txt")"
 stop_server src
+
+# A signal stops the copy even while a reply never comes: the requests in
+# flight get 5 seconds (then they are abandoned), not the silence limit,
+# and not forever with --timeout=0. The watchdog's SIGKILL comes later.
+for timeout_opt in --timeout=300 --timeout=0; do
+    for engine in "" --synchronous; do
+        msg "SIGTERM while the server is silent, $timeout_opt $engine"
+        start_hostile src "$T/src.img" --readonly --fault read-no-reply
+        rc=0
+        # shellcheck disable=SC2086
+        timeout --preserve-status -k 20 2 "$NBDCOPY" $engine "$timeout_opt" \
+            "$(uri_for src)" "$T/out.img" 2>"$T/err.txt" || rc=$?
+        [[ $rc -eq 143 ]] ||
+            fail "SIGTERM $timeout_opt $engine: exit status $rc, expected 143: $(cat "$T/err.txt")"
+        grep -q "^nbdcopy: interrupted after copying" "$T/err.txt" ||
+            fail "SIGTERM $timeout_opt $engine: no interrupted message: $(cat "$T/err.txt")"
+        stop_server src
+    done
+done
 msg PASS
