@@ -488,10 +488,11 @@ def main():
         pngs["queue-size"] = plot(raw, outdir, "queue-size", q_xs, "--queue-size (MiB)",
                                   "ours: throughput vs --queue-size (other settings default)",
                                   sweeps)
-    blist = report_budget.targets(sweeps, results)
+    confirms = report_budget.load_confirms(raw)
+    blist = report_budget.targets(sweeps, results, confirms)
     if blist:
         print("\n## Default settings against the best fixed budget\n")
-        print("\n".join(report_budget.table(sweeps, results)))
+        print("\n".join(report_budget.table(sweeps, results, confirms)))
         print()
         for ok, text in blist:
             print(f"{'PASS' if ok else 'FAIL'}  {text}")
@@ -575,7 +576,7 @@ def main():
         if pngs.get("queue-size"):
             md += ["![throughput vs --queue-size](bench-queue-size.png)", ""]
         md += sweep_table("queue-size", q_xs, sweeps, " MiB") + [""]
-        md += report_budget.section(sweeps, results, blist)
+        md += report_budget.section(sweeps, results, blist, confirms)
     # Hand-written reading of the figures: what bounds the targets not met.
     analysis = os.path.join(os.path.dirname(os.path.abspath(__file__)), "analysis.md")
     if os.path.exists(analysis) and meta.get("quick") != "1":
