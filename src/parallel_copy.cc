@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "nbdcopy/adaptive_budget.h"
+#include "nbdcopy/buffer_arena.h"
 #include "nbdcopy/cancel.h"
 #include "nbdcopy/work_map.h"
 #include "nbdcopy/zero_detect.h"
@@ -94,6 +95,8 @@ class Worker {
         slots_(max_requests_),
         budget_(plan_.min_request_size > 0 ? plan_.min_request_size : plan_.request_size,
                 plan_.request_size, plan_.queue_size),
+        // The budget bounds the bytes in flight; one request may exceed it alone.
+        arena_(std::max(plan_.queue_size, plan_.request_size), max_requests_),
         detect_zeroes_(plan_.sparse_size > 0 && destination.info().efficient_zero) {
     for (unsigned i = max_requests_; i > 0; --i) free_slots_.push_back(i - 1);
   }
@@ -120,7 +123,7 @@ class Worker {
   struct Slot {
     uint64_t offset = 0;
     uint64_t length = 0;
-    std::byte* buffer = nullptr;                // data pieces only; request_size bytes
+    std::byte* buffer = nullptr;                // data pieces only; length bytes, from arena_
     unsigned pending = 0;                       // operations still running
     AdaptiveBudget::Clock::time_point started;  // data pieces: when the read started
     bool alone = false;  // data pieces: nothing else was in flight at the start
@@ -145,6 +148,9 @@ class Worker {
       piece.length = std::min(piece.length, budget_.request_size());
       // A request larger than the whole budget still runs, alone.
       if (bytes_in_flight_ > 0 && bytes_in_flight_ + piece.length > budget_.budget()) return;
+      // Within the budget, yet the arena may be too fragmented: wait for buffers.
+      std::byte* buffer = arena_.Take(piece.length);
+      if (buffer == nullptr) return;
       ConsumeFront(piece.length);
       unsigned index = TakeSlot(piece);
       Slot& slot = slots_[index];
@@ -152,7 +158,7 @@ class Worker {
       slot.started = AdaptiveBudget::Clock::now();
       bytes_in_flight_ += piece.length;
       stats_.max_bytes_in_flight = std::max(stats_.max_bytes_in_flight, bytes_in_flight_);
-      slot.buffer = TakeBuffer();
+      slot.buffer = buffer;
       stats_.bytes_read += piece.length;
       ++stats_.requests;
       slot.pending = 1;
@@ -267,24 +273,11 @@ class Worker {
     if (slot.buffer != nullptr) {
       bytes_in_flight_ -= slot.length;
       budget_.OnDone(slot.length, slot.started, slot.alone, AdaptiveBudget::Clock::now());
-      free_buffers_.push_back(slot.buffer);
+      arena_.Give(slot.buffer, slot.length);
       slot.buffer = nullptr;
     }
     --requests_in_flight_;
     free_slots_.push_back(index);
-  }
-
-  // Buffers are made on first need and reused: at most as many exist as
-  // data requests were ever in flight at once. Left uninitialised: a read
-  // fills them before anything looks.
-  std::byte* TakeBuffer() {
-    if (free_buffers_.empty()) {
-      buffers_.emplace_back(new std::byte[plan_.request_size]);
-      free_buffers_.push_back(buffers_.back().get());
-    }
-    std::byte* buffer = free_buffers_.back();
-    free_buffers_.pop_back();
-    return buffer;
   }
 
   void WaitForEvents() {
@@ -327,13 +320,12 @@ class Worker {
   const uint64_t batch_size_;  // data bytes taken from the work map at a time
   std::vector<Slot> slots_;
   std::vector<unsigned> free_slots_;
-  std::vector<std::unique_ptr<std::byte[]>> buffers_;
-  std::vector<std::byte*> free_buffers_;
   std::deque<Extent> pieces_;  // taken from the map, not yet started
   bool map_done_ = false;
   unsigned requests_in_flight_ = 0;
   uint64_t bytes_in_flight_ = 0;
   AdaptiveBudget budget_;
+  BufferArena arena_;  // data pieces' buffers; a read fills each before anything looks
   const bool detect_zeroes_;
   CopyStats stats_;
 };
