@@ -1,5 +1,7 @@
 #include "nbdcopy/sync_copy.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <deque>
 #include <vector>
@@ -77,10 +79,13 @@ class SyncCopier {
     }
     const uint64_t block_start = end - end % block;
     const uint64_t block_end = std::min(block_start + block, *info.size);
+    if (block_end - offset > buffer_.size()) {  // the plan keeps requests whole blocks
+      return Status::Error(fmt::format("{}: the stream's last block does not fit the buffer",
+                                       destination_.name()));
+    }
     std::vector<std::byte> old(block_end - block_start);
     Result<size_t> got = destination_.Read(block_start, old);
     if (!got.ok()) return got.status();
-    // REQUIRES the request size is a multiple of the block (the plan's rule).
     padded_ = block_end - offset;
     std::copy(old.begin() + static_cast<ptrdiff_t>(end - block_start), old.end(),
               buffer_.begin() + static_cast<ptrdiff_t>(length));
