@@ -80,8 +80,8 @@ class SyncCopier {
     const uint64_t block_start = end - end % block;
     const uint64_t block_end = std::min(block_start + block, *info.size);
     if (block_end - offset > buffer_.size()) {  // the plan keeps requests whole blocks
-      return Status::Error(fmt::format("{}: the stream's last block does not fit the buffer",
-                                       destination_.name()));
+      return Status::Error(
+          fmt::format("{}: the stream's last block does not fit the buffer", destination_.name()));
     }
     std::vector<std::byte> old(block_end - block_start);
     Result<size_t> got = destination_.Read(block_start, old);
@@ -125,19 +125,18 @@ class SyncCopier {
   Status WriteData(uint64_t offset, std::span<const std::byte> data, size_t stored_length) {
     if (blkhash_ != nullptr) blkhash_->Data(data);
     std::span<const std::byte> stored(data.data(), stored_length);
-    Status status =
-        !detect_zeroes_
-            ? CountedWrite(offset, stored)
-            : ForEachZeroRun(offset, stored, plan_.sparse_size,
-                             [this](uint64_t run_offset, std::span<const std::byte> run,
-                                    bool zero) {
-                               if (!zero) return CountedWrite(run_offset, run);
-                               if (!plan_.skip_zero_ranges) {
-                                 return CountedZero(run_offset, run.size());
-                               }
-                               stats_.bytes_skipped += run.size();
-                               return Status::Ok();
-                             });
+    Status status = !detect_zeroes_
+                        ? CountedWrite(offset, stored)
+                        : ForEachZeroRun(offset, stored, plan_.sparse_size,
+                                         [this](uint64_t run_offset, std::span<const std::byte> run,
+                                                bool zero) {
+                                           if (!zero) return CountedWrite(run_offset, run);
+                                           if (!plan_.skip_zero_ranges) {
+                                             return CountedZero(run_offset, run.size());
+                                           }
+                                           stats_.bytes_skipped += run.size();
+                                           return Status::Ok();
+                                         });
     if (status.ok()) Done(data.size());
     return status;
   }
@@ -174,9 +173,8 @@ class SyncCopier {
 
 }  // namespace
 
-Status SyncCopy(const CopyPlan& plan, Endpoint& source, Endpoint& destination,
-                Progress& progress, SequentialBlkhash* blkhash, uint64_t* copied,
-                CopyStats* stats) {
+Status SyncCopy(const CopyPlan& plan, Endpoint& source, Endpoint& destination, Progress& progress,
+                SequentialBlkhash* blkhash, uint64_t* copied, CopyStats* stats) {
   if (stats != nullptr) stats->workers = 1;
   return SyncCopier(plan, source, destination, progress, blkhash, stats).Run(copied);
 }
