@@ -1,5 +1,6 @@
 #include "nbdcopy/buffer_arena.h"
 
+#include <algorithm>
 #include <cassert>
 #include <cstdlib>
 #include <iterator>
@@ -20,41 +21,48 @@ BufferArena::BufferArena(size_t capacity, size_t max_buffers)
   // Uninitialised on purpose: untouched pages cost no memory.
   block_.reset(static_cast<std::byte*>(std::aligned_alloc(kPage, size_)));
   if (!block_) throw std::bad_alloc();
-  free_.emplace(0, size_);
+  free_.reserve(max_buffers + 1);
+  free_.push_back(Range{0, size_});
 }
 
 std::byte* BufferArena::Take(size_t length) {
   const size_t need = Rounded(length);
   // First fit keeps the low end busy and the high end in one piece.
-  for (auto it = free_.begin(); it != free_.end(); ++it) {
-    auto [offset, free_length] = *it;
-    if (free_length < need) continue;
-    free_.erase(it);
-    if (free_length > need) free_.emplace(offset + need, free_length - need);
-    taken_ += need;
-    return block_.get() + offset;
+  auto fit = std::find_if(free_.begin(), free_.end(),
+                          [need](const Range& range) { return range.length >= need; });
+  if (fit == free_.end()) return nullptr;
+  const size_t offset = fit->offset;
+  if (fit->length == need) {
+    free_.erase(fit);
+  } else {
+    fit->offset += need;
+    fit->length -= need;
   }
-  return nullptr;
+  taken_ += need;
+  return block_.get() + offset;
 }
 
 void BufferArena::Give(std::byte* buffer, size_t length) {
-  size_t offset = static_cast<size_t>(buffer - block_.get());
-  size_t span = Rounded(length);
+  const size_t offset = static_cast<size_t>(buffer - block_.get());
+  const size_t span = Rounded(length);
   assert(offset + span <= size_);
   taken_ -= span;
-  auto next = free_.lower_bound(offset);
-  if (next != free_.end() && next->first == offset + span) {  // merge with the range after
-    span += next->second;
-    next = free_.erase(next);
+  auto next = std::lower_bound(free_.begin(), free_.end(), offset,
+                               [](const Range& range, size_t at) { return range.offset < at; });
+  bool joins_previous =
+      next != free_.begin() && std::prev(next)->offset + std::prev(next)->length == offset;
+  bool joins_next = next != free_.end() && next->offset == offset + span;
+  if (joins_previous && joins_next) {
+    std::prev(next)->length += span + next->length;
+    free_.erase(next);
+  } else if (joins_previous) {
+    std::prev(next)->length += span;
+  } else if (joins_next) {
+    next->offset = offset;
+    next->length += span;
+  } else {
+    free_.insert(next, Range{offset, span});
   }
-  if (next != free_.begin()) {
-    auto previous = std::prev(next);
-    if (previous->first + previous->second == offset) {  // and with the one before
-      previous->second += span;
-      return;
-    }
-  }
-  free_.emplace_hint(next, offset, span);
 }
 
 }  // namespace nbdcopy

@@ -13,8 +13,8 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <map>
 #include <memory>
+#include <vector>
 
 namespace nbdcopy {
 
@@ -45,9 +45,17 @@ class BufferArena {
     void operator()(std::byte* block) const;
   };
 
+  struct Range {
+    size_t offset;
+    size_t length;
+  };
+
   size_t size_;
   std::unique_ptr<std::byte, Free> block_;
-  std::map<size_t, size_t> free_;  // offset -> length, never adjacent
+  // Sorted by offset, never adjacent; at most one more range than buffers
+  // out, so reserved once and never reallocated: Take and Give allocate
+  // nothing.
+  std::vector<Range> free_;
   size_t taken_ = 0;
 };
 
