@@ -12,11 +12,7 @@ require_cmd nbdkit
 
 size=$((24 * MiB + 4096))
 img=$T/img.qcow2
-make_image "$img" "$size"
-full_copy "$img" "$T/old.raw"
-add_bitmap "$img" b0
-apply_changes "$img" "$size"
-full_copy "$img" "$T/fresh.raw"
+prepare_changed_image "$img" "$size"
 marker=$((17 * MiB))
 start_qemu_nbd src -r -B b0 -f qcow2 -e 2 -t "$img"
 

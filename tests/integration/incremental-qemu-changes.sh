@@ -17,11 +17,7 @@ source "$(dirname "$0")/incremental_lib.bash"
 
 size=$((32 * MiB + 12800))
 img=$T/img.qcow2
-make_image "$img" "$size"
-full_copy "$img" "$T/old.raw"
-add_bitmap "$img" b0
-apply_changes "$img" "$size"
-full_copy "$img" "$T/fresh.raw"
+prepare_changed_image "$img" "$size"
 cmp -s "$T/old.raw" "$T/fresh.raw" && fail "the changes changed nothing"
 
 dirty=$DIRTY_BYTES

@@ -78,3 +78,16 @@ apply_changes() {
     DIRTY_BYTES=$((65536 + 131072 + MiB + 262144 + 524288 + 65536 + 65536 + size - last))
     DIRTY_COUNT=8
 }
+
+# prepare_changed_image QCOW2 SIZE: a fresh image of SIZE, its full copy in
+# $T/old.raw, bitmap b0 added, the standard changes applied (see
+# apply_changes, which sets DIRTY_*), and the changed image's full copy in
+# $T/fresh.raw: what an incremental copy onto old.raw must turn it into.
+prepare_changed_image() {
+    local img=$1 size=$2
+    make_image "$img" "$size"
+    full_copy "$img" "$T/old.raw"
+    add_bitmap "$img" b0
+    apply_changes "$img" "$size"
+    full_copy "$img" "$T/fresh.raw"
+}
