@@ -44,20 +44,22 @@ Status CheckNotSameFile(const EndpointSpec& source, const EndpointSpec& destinat
 // endpoint is opened.
 Status CheckOptions(const Options& options, const EndpointSpec& destination) {
   if (options.progress == ProgressMode::kFd && fcntl(options.progress_fd, F_GETFD) == -1) {
-    return Status::Error(fmt::format("--progress={}: not an open file descriptor",
-                                     options.progress_fd));
+    return Status::Error(
+        fmt::format("--progress={}: not an open file descriptor", options.progress_fd));
   }
   bool hashing = options.blkhash.has_value();
   if (options.blkhash_file && !hashing) {
     return Status::Error("--blkhash-file: needs --blkhash");
   }
   if (options.json && !options.json_file && destination.kind == EndpointKind::kStdio) {
-    return Status::Error("--json: the report would be mixed into the data on stdout; "
-                         "use --json=FILE");
+    return Status::Error(
+        "--json: the report would be mixed into the data on stdout; "
+        "use --json=FILE");
   }
   if (hashing && !options.blkhash_file && destination.kind == EndpointKind::kStdio) {
-    return Status::Error("--blkhash: the digest would be mixed into the data on stdout; "
-                         "use --blkhash-file");
+    return Status::Error(
+        "--blkhash: the digest would be mixed into the data on stdout; "
+        "use --blkhash-file");
   }
   if (options.verify &&
       (destination.kind == EndpointKind::kNull || destination.kind == EndpointKind::kStdio)) {
@@ -69,21 +71,24 @@ Status CheckOptions(const Options& options, const EndpointSpec& destination) {
 void PrintStats(const CopyStats& stats) {
   std::fprintf(stderr,
                "nbdcopy: workers=%u max_requests_in_flight=%u max_bytes_in_flight=%llu "
-               "read=%llu written=%llu zeroed=%llu skipped=%llu\n",
+               "read=%llu written=%llu zeroed=%llu skipped=%llu maps=%llu extents=%llu "
+               "unmapped=%llu\n",
                stats.workers, stats.max_requests_in_flight,
                static_cast<unsigned long long>(stats.max_bytes_in_flight),
                static_cast<unsigned long long>(stats.bytes_read),
                static_cast<unsigned long long>(stats.bytes_written),
                static_cast<unsigned long long>(stats.bytes_zeroed),
-               static_cast<unsigned long long>(stats.bytes_skipped));
+               static_cast<unsigned long long>(stats.bytes_skipped),
+               static_cast<unsigned long long>(stats.maps_asked),
+               static_cast<unsigned long long>(stats.map_extents),
+               static_cast<unsigned long long>(stats.bytes_unasked));
 }
 
 // Runs the right engine; returns the source's digest when hashing.
 // *stats receives the engine's statistics, even after a failure.
 Result<std::string> CopyAndHash(const Options& options, const CopyPlan& plan, Endpoint& source,
                                 Endpoint& destination, Progress& progress,
-                                const BlkhashSpec* hash_spec, uint64_t* length,
-                                CopyStats* stats) {
+                                const BlkhashSpec* hash_spec, uint64_t* length, CopyStats* stats) {
   std::unique_ptr<Blkhash> hash;
   if (hash_spec != nullptr) {
     auto created = Blkhash::Create(*hash_spec);
@@ -95,6 +100,7 @@ Result<std::string> CopyAndHash(const Options& options, const CopyPlan& plan, En
     if (hash) sequential.emplace(*hash);
     Status status = SyncCopy(plan, source, destination, progress,
                              sequential ? &*sequential : nullptr, length, stats);
+    if (options.verbose) PrintStats(*stats);
     if (!status.ok()) return status;
     if (!sequential) return std::string();
     return sequential->Finish();
@@ -109,8 +115,8 @@ Result<std::string> CopyAndHash(const Options& options, const CopyPlan& plan, En
 
 // Reads the first `length` bytes of an endpoint (the destination, or the
 // source of an incremental copy) and hashes them.
-Result<std::string> HashImage(const Options& options, const CopyPlan& copy_plan,
-                              Endpoint& endpoint, uint64_t length, const BlkhashSpec& spec) {
+Result<std::string> HashImage(const Options& options, const CopyPlan& copy_plan, Endpoint& endpoint,
+                              uint64_t length, const BlkhashSpec& spec) {
   PrefixEndpoint image(endpoint, length);
   NullEndpoint discard;
   CopyPlan plan = copy_plan;
@@ -119,7 +125,7 @@ Result<std::string> HashImage(const Options& options, const CopyPlan& copy_plan,
   plan.use_extents = endpoint.info().can_extents;
   plan.zero_extents = true;
   plan.incremental = false;  // every byte
-  plan.sparse_size = 0;  // nothing is written
+  plan.sparse_size = 0;      // nothing is written
   plan.synchronous = false;
   Progress silent(ProgressMode::kNone, -1, length);
   uint64_t hashed = 0;
@@ -140,7 +146,8 @@ Status WriteLine(const std::string& option, const std::optional<std::string>& pa
     return Status::Ok();
   }
   UniqueFd fd(open(path->c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, kNewFileMode));
-  if (!fd.valid() || write(fd.get(), line.data(), line.size()) != static_cast<ssize_t>(line.size())) {
+  if (!fd.valid() ||
+      write(fd.get(), line.data(), line.size()) != static_cast<ssize_t>(line.size())) {
     return Status::FromErrno(option + ": " + *path, errno);
   }
   return Status::Ok();
@@ -191,8 +198,7 @@ Status Copy(const Options& options, std::optional<Progress>* progress, RunReport
   Result<CopyPlan> plan = MakeCopyPlan(options, **source, **destination);
   if (!plan.ok()) return plan.status();
   if (CancelRequested()) return CancelledStatus();  // before the destination is touched
-  if (Status status = PrepareDestination(options, **source, **destination, &*plan);
-      !status.ok()) {
+  if (Status status = PrepareDestination(options, **source, **destination, &*plan); !status.ok()) {
     return status;
   }
   if (options.verbose) std::fputs(DescribeCopy(*plan, **source, **destination).c_str(), stderr);
@@ -211,7 +217,7 @@ Status Copy(const Options& options, std::optional<Progress>* progress, RunReport
     if (!summary.ok()) return summary.status();
     report->dirty = *summary;
     std::string line = DescribeDirty(*summary, *report->size);
-    if (destination_spec->kind == EndpointKind::kNull) {  // a dry run
+    if (destination_spec->kind == EndpointKind::kNull) {            // a dry run
       if (options.json && !options.json_file) return Status::Ok();  // the report says it
       return WriteLine("--dirty-bitmap", std::nullopt, line);
     }

@@ -36,7 +36,7 @@ class SharedState {
         size(size),
         blkhash(blkhash),
         progress(progress),
-        map(MapRules(plan, size, blkhash)) {}
+        map(MapRules(plan, size, blkhash), plan.skip_costly_maps) {}
 
   void Fail(Status status) {
     std::lock_guard lock(mutex_);
@@ -353,7 +353,13 @@ Status ParallelCopy(const CopyPlan& plan, Endpoint& source, Endpoint& destinatio
     };
     Worker(shared, source, destination, start_helpers).Run();
   }  // joins the helpers
-  if (stats != nullptr) *stats = shared.stats;
+  if (stats != nullptr) {
+    *stats = shared.stats;
+    WorkMap::Stats map = shared.map.stats();
+    stats->maps_asked = map.windows_asked;
+    stats->map_extents = map.extents;
+    stats->bytes_unasked = map.bytes_unasked;
+  }
   if (shared.failed()) return shared.first_error();
   if (CancelRequested()) return CancelledStatus();
   return plan.flush ? destination.Flush() : Status::Ok();

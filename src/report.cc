@@ -60,6 +60,8 @@ std::string RenderJson(const RunReport& report) {
       {"bytes_zeroed", stats.bytes_zeroed},
       {"bytes_skipped", stats.bytes_skipped},
       {"requests", stats.requests},
+      {"extent_queries", stats.maps_asked},
+      {"bytes_unmapped", stats.bytes_unasked},
       {"synchronous", report.synchronous},
       {"connections", report.copy_started ? Json(report.connections) : Json(nullptr)},
       {"workers", stats.workers},

@@ -36,18 +36,23 @@ class SyncCopier {
 
  private:
   Status CopySized(uint64_t size) {
-    WorkMap map(RulesFor(plan_, size));
+    WorkMap map(RulesFor(plan_, size), plan_.skip_costly_maps);
     std::deque<Extent> pieces;
-    while (map.TakeBatch(source_, plan_.use_extents, 8 * plan_.request_size, &pieces)) {
-      for (; !pieces.empty(); pieces.pop_front()) {
+    Status status;
+    while (status.ok() &&
+           map.TakeBatch(source_, plan_.use_extents, 8 * plan_.request_size, &pieces)) {
+      for (; status.ok() && !pieces.empty(); pieces.pop_front()) {
         if (CancelRequested()) return CancelledStatus();
         const Extent& piece = pieces.front();
-        Status status = piece.zero ? ZeroRange(piece.offset, piece.length)
-                                   : CopyData(piece.offset, piece.length);
-        if (!status.ok()) return status;
+        status = piece.zero ? ZeroRange(piece.offset, piece.length)
+                            : CopyData(piece.offset, piece.length);
       }
     }
-    return Status::Ok();
+    WorkMap::Stats map_stats = map.stats();
+    stats_.maps_asked = map_stats.windows_asked;
+    stats_.map_extents = map_stats.extents;
+    stats_.bytes_unasked = map_stats.bytes_unasked;
+    return status;
   }
 
   Status CopyStream() {

@@ -25,11 +25,27 @@ void WorkMap::MapMore(Endpoint& source, bool use_extents) {
   while (mapped_.empty() && cursor_ < rules_.image_size) MapWindow(source, use_extents);
 }
 
+bool WorkMap::MapPaid(uint64_t start, uint64_t end, size_t extents, uint64_t zero_bytes) const {
+  // A map costing under 1/16 of reading its range is cheap whatever it saves.
+  return extents * kExtentCost <= zero_bytes + (end - start) / 16;
+}
+
 void WorkMap::MapWindow(Endpoint& source, bool use_extents) {
   const uint64_t size = rules_.image_size;
-  const uint64_t window = std::min(size - cursor_, kWindow);
+  const uint64_t start = cursor_;
+  bool ask = use_extents;
+  uint64_t window = std::min(size - cursor_, window_);
+  if (ask && unasked_ > 0) {
+    window = std::min(size - cursor_, unasked_);
+    unasked_ = 0;
+    ask = false;
+    stats_.bytes_unasked += window;
+  } else if (!ask) {
+    window = std::min(size - cursor_, kWindow);
+  }
   scratch_.clear();
-  if (use_extents) {
+  if (ask) {
+    ++stats_.windows_asked;
     Status status = source.Extents(cursor_, window, &scratch_);
     // Only a contiguous answer starting here is trusted; else it is data.
     bool usable = status.ok() && !scratch_.empty() && scratch_.front().offset == cursor_ &&
@@ -39,16 +55,29 @@ void WorkMap::MapWindow(Endpoint& source, bool use_extents) {
                scratch_[i].length > 0;
     }
     if (!usable) scratch_.clear();
+    stats_.extents += scratch_.size();
   }
+  const size_t extents = scratch_.size();
   if (scratch_.empty()) scratch_.push_back(Extent{cursor_, window, false});
   planned_.clear();
   cursor_ = PlanOperations(cursor_, scratch_, rules_, &planned_);
+  uint64_t zero_bytes = 0;
   for (const Extent& operation : planned_) {
     if (operation.clean) {
       clean_bytes_ += operation.length;  // an incremental copy leaves it alone
     } else {
+      if (operation.zero) zero_bytes += operation.length;
       mapped_.push_back(operation);
     }
+  }
+  if (!ask || !skip_costly_maps_ || extents == 0) return;
+  if (MapPaid(start, cursor_, extents, zero_bytes)) {
+    unpaid_maps_ = 0;
+    window_ = std::min(window_ * 2, kWindow);
+  } else {
+    ++unpaid_maps_;
+    unasked_ = std::min(kFirstWindow << std::min(unpaid_maps_, 8u), kMaxUnasked);
+    window_ = kFirstWindow;
   }
 }
 

@@ -26,6 +26,9 @@ struct CopyPlan {
   bool synchronous = true;
   bool use_extents = true;   // ask the source for extents
   bool zero_extents = true;  // its zero ranges become zero operations (not --no-extents)
+  // Ranges whose extents cost more than they save may be copied without
+  // asking (WorkMap); zero detection then finds their holes.
+  bool skip_costly_maps = false;
   bool incremental = false;  // --dirty-bitmap: clean ranges are skipped, nothing else
   bool allocated = false;
   bool skip_zero_ranges = false;  // destination already reads as zero there

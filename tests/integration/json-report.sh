@@ -53,6 +53,8 @@ for mode in default --synchronous; do
     expect_field "$T/report.json" 'r["bytes_written"]' "$writes"
     expect_field "$T/report.json" 'r["bytes_zeroed"]' "$zeroes"
     expect_field "$T/report.json" 'r["requests"]' "$requests"
+    expect_field "$T/report.json" 'r["extent_queries"]' "$(log_count "$T/src-log.txt" Extents)"
+    expect_field "$T/report.json" 'r["bytes_unmapped"]' 0
     expect_field "$T/report.json" 'r["bytes_written"] + r["bytes_zeroed"] + r["bytes_skipped"]' "$size"
     expect_field "$T/report.json" 'r["synchronous"]' "$([[ $mode == default ]] && echo False || echo True)"
     expect_field "$T/report.json" '1 <= r["workers"] <= r["connections"]' True

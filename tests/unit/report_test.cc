@@ -21,6 +21,8 @@ RunReport Finished() {
   report.stats.bytes_zeroed = 1024;
   report.stats.bytes_skipped = 952;
   report.stats.requests = 5;
+  report.stats.maps_asked = 3;
+  report.stats.bytes_unasked = 1000;
   report.stats.workers = 2;
   report.stats.final_budget = 4096;
   report.stats.final_request_size = 512;
@@ -43,6 +45,8 @@ TEST(ReportTest, EveryFigureOfAFinishedCopy) {
   EXPECT_EQ(json["bytes_zeroed"], 1024);
   EXPECT_EQ(json["bytes_skipped"], 952);
   EXPECT_EQ(json["requests"], 5);
+  EXPECT_EQ(json["extent_queries"], 3);
+  EXPECT_EQ(json["bytes_unmapped"], 1000);
   EXPECT_EQ(json["synchronous"], false);
   EXPECT_EQ(json["connections"], 4);
   EXPECT_EQ(json["workers"], 2);

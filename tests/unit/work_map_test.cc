@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "memory_endpoint.h"
 
 namespace nbdcopy {
@@ -79,6 +81,150 @@ TEST(WorkMapTest, FailedExtentsOfADirtySourceAreCopied) {
   ASSERT_TRUE(map.TakeBatch(source, true, 8 * kMiB, &pieces));
   EXPECT_EQ(pieces, (std::deque<Extent>{{0, kMiB, false}, {kMiB, kMiB, false}}));
   EXPECT_EQ(map.clean_bytes(), 0u);
+}
+
+// Describes a huge image by rule, answering every extents query in full as
+// a server does, and records the queries: alternating 4 KiB data and hole
+// below dense_end, one hole from there to data_start, data from there on.
+class RuleImage : public Endpoint {
+ public:
+  RuleImage(uint64_t size, uint64_t dense_end, uint64_t data_start)
+      : dense_end_(dense_end), data_start_(data_start) {
+    info_.size = size;
+    info_.can_extents = true;
+  }
+  const std::string& name() const override { return name_; }
+  const EndpointInfo& info() const override { return info_; }
+  Result<size_t> Read(uint64_t, std::span<std::byte>) override { return Status::Error("no"); }
+  Status Write(uint64_t, std::span<const std::byte>) override { return Status::Error("no"); }
+  Status Zero(uint64_t, uint64_t, bool) override { return Status::Error("no"); }
+  Status Flush() override { return Status::Ok(); }
+  Status Extents(uint64_t offset, uint64_t length, std::vector<Extent>* out) override {
+    queries.push_back(Extent{offset, length, false});
+    const uint64_t end = offset + length;
+    for (uint64_t position = offset; position < end;) {
+      uint64_t next;
+      bool zero;
+      if (position < dense_end_) {
+        next = std::min((position / 4096 + 1) * 4096, dense_end_);
+        zero = (position / 4096) % 2 == 1;
+      } else if (position < data_start_) {
+        next = data_start_;
+        zero = true;
+      } else {
+        next = end;
+        zero = false;
+      }
+      next = std::min(next, end);
+      out->push_back(Extent{position, next - position, zero});
+      position = next;
+    }
+    return Status::Ok();
+  }
+  uint64_t asked_bytes() const {
+    uint64_t total = 0;
+    for (const Extent& query : queries) total += query.length;
+    return total;
+  }
+  std::vector<Extent> queries;
+
+ private:
+  std::string name_ = "rule";
+  EndpointInfo info_;
+  uint64_t dense_end_, data_start_;
+};
+
+PlanRules CopyRules(uint64_t size) {
+  PlanRules rules;
+  rules.image_size = size;
+  rules.max_data = kMiB;
+  return rules;
+}
+
+struct Drained {
+  uint64_t data_bytes = 0;
+  uint64_t zero_bytes = 0;
+};
+
+// Takes every piece, checking that they cover [0, size) in order.
+Drained Drain(WorkMap& map, Endpoint& source, uint64_t size) {
+  Drained drained;
+  std::deque<Extent> pieces;
+  uint64_t expected = 0;
+  while (map.TakeBatch(source, true, 8 * kMiB, &pieces)) {
+    for (const Extent& piece : pieces) {
+      EXPECT_EQ(piece.offset, expected);
+      expected += piece.length;
+      (piece.zero ? drained.zero_bytes : drained.data_bytes) += piece.length;
+    }
+    pieces.clear();
+  }
+  EXPECT_EQ(expected, size);
+  return drained;
+}
+
+TEST(WorkMapTest, DenseMapsAreAskedForOnlyInSmallWindows) {
+  // 4 KiB runs: every hole rides along with the data, so the map saves
+  // nothing, and describing 262,144 extents costs more than reading.
+  RuleImage source(kGiB, kGiB, kGiB);
+  WorkMap map(CopyRules(kGiB), /*skip_costly_maps=*/true);
+  Drained drained = Drain(map, source, kGiB);
+  EXPECT_EQ(drained.data_bytes, kGiB);
+  ASSERT_FALSE(source.queries.empty());
+  EXPECT_EQ(source.queries[0], (Extent{0, 16 * kMiB, false}));
+  EXPECT_LE(source.asked_bytes(), kGiB / 8);
+  WorkMap::Stats stats = map.stats();
+  EXPECT_EQ(stats.windows_asked, source.queries.size());
+  EXPECT_EQ(stats.bytes_unasked + source.asked_bytes(), kGiB);
+}
+
+TEST(WorkMapTest, WithoutSkippingEveryWindowIsAsked) {
+  RuleImage source(kGiB, kGiB, kGiB);
+  WorkMap map(CopyRules(kGiB));
+  Drained drained = Drain(map, source, kGiB);
+  EXPECT_EQ(drained.data_bytes, kGiB);
+  EXPECT_EQ(source.queries, (std::vector<Extent>{{0, kGiB, false}}));
+  EXPECT_EQ(map.stats().bytes_unasked, 0u);
+}
+
+TEST(WorkMapTest, MapsThatPayAreAlwaysAskedInGrowingWindows) {
+  // A 3 GiB hole, then data: the map saves reading most of the image.
+  RuleImage source(4 * kGiB, 0, 3 * kGiB);
+  WorkMap map(CopyRules(4 * kGiB), true);
+  Drained drained = Drain(map, source, 4 * kGiB);
+  EXPECT_EQ(map.stats().bytes_unasked, 0u);
+  EXPECT_EQ(source.asked_bytes(), 4 * kGiB);
+  ASSERT_GE(source.queries.size(), 3u);
+  EXPECT_EQ(source.queries[0].length, 16 * kMiB);
+  EXPECT_EQ(source.queries[1].length, 32 * kMiB);
+  EXPECT_EQ(source.queries[2].length, 64 * kMiB);
+  EXPECT_EQ(std::max_element(source.queries.begin(), source.queries.end(),
+                             [](const Extent& a, const Extent& b) { return a.length < b.length; })
+                ->length,
+            kGiB);
+  EXPECT_EQ(drained.data_bytes, kGiB);
+  EXPECT_EQ(drained.zero_bytes, 3 * kGiB);
+}
+
+TEST(WorkMapTest, ACheapMapOfAllDataKeepsBeingAsked) {
+  RuleImage source(2 * kGiB, 0, 0);
+  WorkMap map(CopyRules(2 * kGiB), true);
+  Drained drained = Drain(map, source, 2 * kGiB);
+  EXPECT_EQ(drained.data_bytes, 2 * kGiB);
+  EXPECT_EQ(map.stats().bytes_unasked, 0u);
+  EXPECT_EQ(source.asked_bytes(), 2 * kGiB);
+}
+
+TEST(WorkMapTest, ALargeHoleAfterADenseRangeIsFoundWithinTheBound) {
+  // 600 MiB of 4 KiB runs, then a hole to the end: at most one unasked
+  // stretch of the hole is read.
+  const uint64_t size = 8 * kGiB, dense = 600 * kMiB;
+  RuleImage source(size, dense, size);
+  WorkMap map(CopyRules(size), true);
+  Drained drained = Drain(map, source, size);
+  EXPECT_GT(map.stats().bytes_unasked, 0u);
+  EXPECT_LE(drained.data_bytes, dense + 256 * kMiB);
+  EXPECT_GE(drained.zero_bytes, size - dense - 256 * kMiB);
 }
 
 }  // namespace
