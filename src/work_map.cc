@@ -73,7 +73,7 @@ void WorkMap::MapWindow(Endpoint& source, bool use_extents) {
   if (!ask || !skip_costly_maps_ || extents == 0) return;
   if (MapPaid(start, cursor_, extents, zero_bytes)) {
     unpaid_maps_ = 0;
-    window_ = std::min(window_ * 2, kWindow);
+    window_ = std::min(window_ * 8, kWindow);
   } else {
     ++unpaid_maps_;
     unasked_ = std::min(kFirstWindow << std::min(unpaid_maps_, 8u), kMaxUnasked);

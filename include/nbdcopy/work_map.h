@@ -8,12 +8,13 @@
 // than the map itself costs: a server describes each extent with work, and
 // a window of many small extents (all of them shorter than
 // rules.coalesce_below, so read anyway) costs it more than reading the
-// window's bytes. With skip_costly_maps, the first windows are small and
-// grow while their maps pay; after a map that did not pay, the next stretch
-// is copied without asking (as data: the caller's zero detection finds the
-// holes), a stretch that doubles with every further map that does not pay,
-// up to kMaxUnasked. One small window is asked after each stretch, so a
-// change to large holes is seen within that bound.
+// window's bytes. With skip_costly_maps, the first window is small (16 MiB)
+// and windows grow eightfold while their maps pay (each query stalls the
+// asking worker). After a map that did not pay, the next stretch is copied
+// without asking (as data: the caller's zero detection finds the holes), a
+// stretch that doubles with every further map that does not pay, up to
+// kMaxUnasked. One small window is asked after each stretch, so a change
+// to large holes is seen within that bound.
 //
 // Thread safety: TakeBatch() may be called from any thread; the caller's own
 // source connection answers the extents query, under the map's lock (held

@@ -196,8 +196,8 @@ TEST(WorkMapTest, MapsThatPayAreAlwaysAskedInGrowingWindows) {
   EXPECT_EQ(source.asked_bytes(), 4 * kGiB);
   ASSERT_GE(source.queries.size(), 3u);
   EXPECT_EQ(source.queries[0].length, 16 * kMiB);
-  EXPECT_EQ(source.queries[1].length, 32 * kMiB);
-  EXPECT_EQ(source.queries[2].length, 64 * kMiB);
+  EXPECT_EQ(source.queries[1].length, 128 * kMiB);
+  EXPECT_EQ(source.queries[2].length, kGiB);
   EXPECT_EQ(std::max_element(source.queries.begin(), source.queries.end(),
                              [](const Extent& a, const Extent& b) { return a.length < b.length; })
                 ->length,
