@@ -36,6 +36,9 @@ class WorkMap {
  public:
   // Zero operations are at most this long (lengths travel as 32-bit fields).
   static constexpr uint64_t kMaxZeroPiece = 1ULL << 30;
+  // The longest stretch copied without asking (skip_costly_maps): what a
+  // change to large holes inside it can cost is reading this much.
+  static constexpr uint64_t kMaxUnasked = 256ULL << 20;
 
   // What asking for extents cost and saved, for -v.
   struct Stats {
@@ -77,9 +80,6 @@ class WorkMap {
  private:
   static constexpr uint64_t kWindow = 1ULL << 30;
   static constexpr uint64_t kFirstWindow = 16ULL << 20;
-  // The longest stretch copied without asking: what a change to large holes
-  // inside it can cost is reading this much.
-  static constexpr uint64_t kMaxUnasked = 256ULL << 20;
   // What describing one extent costs a server, in bytes of reading it could
   // have done instead (nbdkit: about 1 us per extent against 0.15 ms per
   // MiB read; measured in docs/performance.md).
