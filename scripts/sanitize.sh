@@ -16,7 +16,7 @@ modes=("$@")
 # What TSan runs: the engines (and blkhash's combiner, which they drive from
 # several threads), cancellation, and end-to-end tests with several
 # connections or workers, or signals arriving mid-copy.
-tsan_tests='^(ParallelCopy|Combinations/ParallelCopy|Operations/|SyncCopy|Blkhash|SequentialBlkhash|Engines/CancelTest|AdaptiveBudget)|^(engine-multi-conn|option-connections|copy-nbd-to-nbd|engine-failures|blkhash-copy-then-checksum|verify-passes|signals-interrupt)$'
+tsan_tests='^(ParallelCopy|Combinations/ParallelCopy|Operations/|SyncCopy|Blkhash|SequentialBlkhash|Engines/CancelTest|AdaptiveBudget|WorkMap)|^(engine-multi-conn|option-connections|copy-nbd-to-nbd|engine-failures|blkhash-copy-then-checksum|verify-passes|signals-interrupt|engine-costly-extents)$'
 
 reports=$(mktemp -d /tmp/sanitizer-reports.XXXXXX)
 trap 'rm -rf "$reports"' EXIT
