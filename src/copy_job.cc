@@ -71,7 +71,7 @@ Status CheckOptions(const Options& options, const EndpointSpec& destination) {
 void PrintStats(const CopyStats& stats) {
   std::fprintf(stderr,
                "nbdcopy: workers=%u max_requests_in_flight=%u max_bytes_in_flight=%llu "
-               "read=%llu written=%llu zeroed=%llu skipped=%llu maps=%llu extents=%llu "
+               "read=%llu written=%llu zeroed=%llu skipped=%llu cloned=%llu maps=%llu extents=%llu "
                "unmapped=%llu\n",
                stats.workers, stats.max_requests_in_flight,
                static_cast<unsigned long long>(stats.max_bytes_in_flight),
@@ -79,6 +79,7 @@ void PrintStats(const CopyStats& stats) {
                static_cast<unsigned long long>(stats.bytes_written),
                static_cast<unsigned long long>(stats.bytes_zeroed),
                static_cast<unsigned long long>(stats.bytes_skipped),
+               static_cast<unsigned long long>(stats.bytes_cloned),
                static_cast<unsigned long long>(stats.maps_asked),
                static_cast<unsigned long long>(stats.map_extents),
                static_cast<unsigned long long>(stats.bytes_unasked));

@@ -123,6 +123,7 @@ Result<CopyPlan> MakeCopyPlan(const Options& options, const Endpoint& source,
   // Clean ranges come with the extents: an incremental copy always asks.
   plan.use_extents = (options.extents || incremental) && src.can_extents;
   plan.zero_extents = options.extents;
+  plan.clone_data = !ChecksumSpec(options) && !options.allocated && !incremental;
   plan.skip_costly_maps = plan.use_extents && plan.zero_extents && !incremental &&
                           plan.sparse_size > 0 && plan.sparse_size <= plan.coalesce_below &&
                           dst.efficient_zero;

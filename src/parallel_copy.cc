@@ -58,6 +58,7 @@ class SharedState {
     stats.bytes_written += worker.bytes_written;
     stats.bytes_zeroed += worker.bytes_zeroed;
     stats.bytes_skipped += worker.bytes_skipped;
+    stats.bytes_cloned += worker.bytes_cloned;
     stats.requests += worker.requests;
     stats.final_budget = std::max(stats.final_budget, worker.final_budget);
     stats.final_request_size = std::max(stats.final_request_size, worker.final_request_size);
@@ -97,7 +98,8 @@ class Worker {
                 plan_.request_size, plan_.queue_size),
         // The budget bounds the bytes in flight; one request may exceed it alone.
         arena_(std::max(plan_.queue_size, plan_.request_size), max_requests_),
-        detect_zeroes_(plan_.sparse_size > 0 && destination.info().efficient_zero) {
+        detect_zeroes_(plan_.sparse_size > 0 && destination.info().efficient_zero),
+        clone_(plan_.clone_data) {
     for (unsigned i = max_requests_; i > 0; --i) free_slots_.push_back(i - 1);
   }
 
@@ -139,6 +141,7 @@ class Worker {
       if (on_first_data_ && !pieces_.front().zero) {
         std::exchange(on_first_data_, nullptr)();
       }
+      if (clone_ && !pieces_.front().zero && CloneFront()) continue;
       Extent piece = pieces_.front();
       if (piece.zero) {
         pieces_.pop_front();
@@ -164,6 +167,32 @@ class Worker {
       slot.pending = 1;
       source_.StartRead(piece.offset, std::span(slot.buffer, piece.length), index);
     }
+  }
+
+  // Clones the contiguous data pieces at the front of pieces_ (at most
+  // kMaxClone bytes) from the source; false when the endpoints cannot, and
+  // the pieces are then copied. Never cloning at all ends the attempts.
+  bool CloneFront() {
+    static constexpr uint64_t kMaxClone = 1ULL << 30;
+    const uint64_t offset = pieces_.front().offset;
+    uint64_t length = 0;
+    size_t count = 0;
+    for (const Extent& piece : pieces_) {
+      if (piece.zero || piece.offset != offset + length || length + piece.length > kMaxClone) break;
+      length += piece.length;
+      ++count;
+    }
+    if (!destination_.CloneRangeFrom(source_, offset, length)) {
+      if (stats_.bytes_cloned == 0) clone_ = false;
+      return false;
+    }
+    pieces_.erase(pieces_.begin(), pieces_.begin() + static_cast<ptrdiff_t>(count));
+    stats_.bytes_read += length;
+    stats_.bytes_written += length;
+    stats_.bytes_cloned += length;
+    ++stats_.requests;
+    shared_.progress.Add(length);
+    return true;
   }
 
   void ConsumeFront(uint64_t length) {
@@ -327,6 +356,7 @@ class Worker {
   AdaptiveBudget budget_;
   BufferArena arena_;  // data pieces' buffers; a read fills each before anything looks
   const bool detect_zeroes_;
+  bool clone_;  // try CloneRangeFrom for data pieces
   CopyStats stats_;
 };
 

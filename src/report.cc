@@ -59,6 +59,7 @@ std::string RenderJson(const RunReport& report) {
       {"bytes_written", stats.bytes_written},
       {"bytes_zeroed", stats.bytes_zeroed},
       {"bytes_skipped", stats.bytes_skipped},
+      {"bytes_cloned", stats.bytes_cloned},
       {"requests", stats.requests},
       {"extent_queries", stats.maps_asked},
       {"bytes_unmapped", stats.bytes_unasked},

@@ -25,7 +25,8 @@ class SyncCopier {
         blkhash_(blkhash),
         stats_(stats != nullptr ? *stats : ignored_stats_),
         buffer_(plan.request_size),
-        detect_zeroes_(plan.sparse_size > 0 && destination.info().efficient_zero) {}
+        detect_zeroes_(plan.sparse_size > 0 && destination.info().efficient_zero),
+        clone_(plan.clone_data) {}
 
   Status Run(uint64_t* copied) {
     Status status = source_.info().size ? CopySized(*source_.info().size) : CopyStream();
@@ -44,8 +45,11 @@ class SyncCopier {
       for (; status.ok() && !pieces.empty(); pieces.pop_front()) {
         if (CancelRequested()) return CancelledStatus();
         const Extent& piece = pieces.front();
-        status = piece.zero ? ZeroRange(piece.offset, piece.length)
-                            : CopyData(piece.offset, piece.length);
+        if (piece.zero) {
+          status = ZeroRange(piece.offset, piece.length);
+        } else if (!CloneData(piece.offset, piece.length)) {
+          status = CopyData(piece.offset, piece.length);
+        }
       }
     }
     WorkMap::Stats map_stats = map.stats();
@@ -95,6 +99,22 @@ class SyncCopier {
     std::copy(old.begin() + static_cast<ptrdiff_t>(end - block_start), old.end(),
               buffer_.begin() + static_cast<ptrdiff_t>(length));
     return Status::Ok();
+  }
+
+  // Shares the range's blocks with the source where the endpoints can
+  // (Endpoint::CloneRangeFrom); never cloning at all ends the attempts.
+  bool CloneData(uint64_t offset, uint64_t length) {
+    if (!clone_) return false;
+    if (!destination_.CloneRangeFrom(source_, offset, length)) {
+      if (stats_.bytes_cloned == 0) clone_ = false;
+      return false;
+    }
+    ++stats_.requests;
+    stats_.bytes_read += length;
+    stats_.bytes_written += length;
+    stats_.bytes_cloned += length;
+    Done(length);
+    return true;
   }
 
   Status CopyData(uint64_t offset, uint64_t length) {
@@ -172,6 +192,7 @@ class SyncCopier {
   CopyStats& stats_;
   std::vector<std::byte> buffer_;
   const bool detect_zeroes_;
+  bool clone_;  // try CloneRangeFrom for data pieces
   uint64_t copied_ = 0;
   size_t padded_ = 0;  // the chunk's length with its padding
 };

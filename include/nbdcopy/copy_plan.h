@@ -29,6 +29,10 @@ struct CopyPlan {
   // Ranges whose extents cost more than they save may be copied without
   // asking (WorkMap); zero detection then finds their holes.
   bool skip_costly_maps = false;
+  // Data may be cloned from the source (Endpoint::CloneRangeFrom) instead of
+  // copied: not with --blkhash (the bytes must be read), --allocated (holes
+  // inside data ranges must become allocated zeroes) or an incremental copy.
+  bool clone_data = false;
   bool incremental = false;  // --dirty-bitmap: clean ranges are skipped, nothing else
   bool allocated = false;
   bool skip_zero_ranges = false;  // destination already reads as zero there

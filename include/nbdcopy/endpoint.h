@@ -116,6 +116,14 @@ class Endpoint {
   // this endpoint keeps using it.
   virtual Result<std::unique_ptr<Endpoint>> Connect();
 
+  // Makes [offset, offset + length) of this endpoint share the blocks of the
+  // same range of `source` (a reflink, as on XFS and btrfs) without reading
+  // or writing the data. Returns false where the pair cannot (other endpoint
+  // kinds, another file system, no reflink, a range the file system will not
+  // clone): the caller then copies the range, which also repairs whatever a
+  // failed clone left. REQUIRES the range lies within both.
+  virtual bool CloneRangeFrom(Endpoint& source, uint64_t offset, uint64_t length) { return false; }
+
   // Asynchronous operations for the parallel engine. Each Start* begins an
   // operation; it finishes later and shows up in TakeCompletions() with the
   // tag given here. Buffers must stay valid until then. The default

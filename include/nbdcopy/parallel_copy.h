@@ -25,6 +25,7 @@ struct CopyStats {
   uint64_t bytes_written = 0;
   uint64_t bytes_zeroed = 0;        // by zero operations
   uint64_t bytes_skipped = 0;       // zero ranges left alone (already zero)
+  uint64_t bytes_cloned = 0;        // of those read and written: shared, not copied (reflink)
   unsigned workers = 0;             // workers that ran (connected)
   uint64_t requests = 0;            // operations started: reads, writes, zeroes
   uint64_t final_budget = 0;        // largest adaptive data budget in force at the end

@@ -19,6 +19,7 @@ T=$(mktemp -d /tmp/nbdcp.XXXXXX)
 PIDS=()        # children started by us (nbdkit -f ... &)
 DAEMON_PIDS=() # daemons that are not our children (qemu-nbd --fork)
 LOOPS=()       # loop devices we attached
+MOUNTS=()      # file systems we mounted
 
 MiB=$((1024 * 1024))
 
@@ -59,10 +60,13 @@ release_resources() {
         done
         kill -9 "$pid" 2>/dev/null
     done
+    for dev in "${MOUNTS[@]}"; do
+        umount "$dev" 2>/dev/null || umount -l "$dev" 2>/dev/null
+    done
     for dev in "${LOOPS[@]}"; do
         losetup -d "$dev" 2>/dev/null
     done
-    PIDS=() DAEMON_PIDS=() LOOPS=()
+    PIDS=() DAEMON_PIDS=() LOOPS=() MOUNTS=()
     return 0
 }
 
@@ -333,6 +337,25 @@ detach_loop() {
     local d keep=()
     for d in "${LOOPS[@]}"; do [[ $d == "$1" ]] || keep+=("$d"); done
     LOOPS=("${keep[@]}")
+}
+
+# mount_fs TYPE DIR: a new TYPE file system (xfs, btrfs, ...) of 512 MiB
+# in a sparse image file, loop-mounted on DIR (unmounted at exit). Returns
+# non-zero, after saying why, when this machine cannot (not root, no
+# mkfs.TYPE, no kernel support).
+mount_fs() {
+    local type=$1 dir=$2 image=$T/$1.fs
+    if [[ $(id -u) -ne 0 ]]; then msg "no $type: needs root to mount"; return 1; fi
+    if ! command -v "mkfs.$type" >/dev/null 2>&1; then msg "no $type: mkfs.$type missing"; return 1; fi
+    truncate -s 512M "$image"
+    if ! "mkfs.$type" -q "$image" >"$T/mkfs.err" 2>&1; then
+        msg "no $type: mkfs.$type failed: $(head -n 1 "$T/mkfs.err")"; return 1
+    fi
+    mkdir -p "$dir"
+    if ! mount -o loop "$image" "$dir" 2>"$T/mount.err"; then
+        msg "no $type: mount failed: $(head -n 1 "$T/mount.err")"; return 1
+    fi
+    MOUNTS+=("$dir")
 }
 
 # ---------------------------------------------------------------------------

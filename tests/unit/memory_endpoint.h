@@ -98,9 +98,24 @@ class MemoryEndpoint : public Endpoint {
     return shared_->connections;
   }
 
+  // CloneRangeFrom another MemoryEndpoint succeeds (copying the bytes, like
+  // a reflink shares them); otherwise it is refused. Each attempt is logged
+  // as "clone" on this endpoint.
+  void AllowClones() { clones_ = true; }
+  bool CloneRangeFrom(Endpoint& source, uint64_t offset, uint64_t length) override {
+    Log("clone", offset, length);
+    auto* memory = dynamic_cast<MemoryEndpoint*>(&source);
+    if (!clones_ || memory == nullptr) return false;
+    std::lock_guard lock(memory->shared_->mutex);  // the source's bytes do not change
+    std::copy_n(memory->shared_->bytes.begin() + static_cast<ptrdiff_t>(offset), length,
+                shared_->bytes.begin() + static_cast<ptrdiff_t>(offset));
+    return true;
+  }
+
   Result<std::unique_ptr<Endpoint>> Connect() override {
     auto other = std::make_unique<MemoryEndpoint>(name_, shared_);
     other->info_ = info_;
+    other->clones_ = clones_;
     other->zero_ranges_ = zero_ranges_;
     other->clean_ranges_ = clean_ranges_;
     other->fail_op_ = fail_op_;
@@ -234,6 +249,7 @@ class MemoryEndpoint : public Endpoint {
   std::vector<Extent> clean_ranges_;
   std::string fail_op_;
   bool defer_ = false;
+  bool clones_ = false;
   std::mt19937 rng_;
   std::vector<Deferred> deferred_;
   uint64_t read_bytes_in_flight_ = 0;

@@ -91,14 +91,14 @@ TEST_P(ParallelCopyIdentityTest, EveryByteArrivesAndLimitsHold) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Combinations, ParallelCopyIdentityTest,
-    ::testing::Values(Combination{1, 1, 4 * kKiB, 4 * kKiB, 4096},
-                      Combination{1, 64, 64 * kKiB, 256 * kKiB, 4096},
-                      Combination{2, 4, 64 * kKiB, 16 * 1024 * kKiB, 512},
-                      Combination{4, 64, 4 * kKiB, 64 * kKiB, 65536},
-                      Combination{4, 16, 256 * kKiB, 1024 * kKiB, 0},
-                      Combination{2, 64, 1024 * kKiB, 256 * kKiB, 4096}));  // queue < request
+INSTANTIATE_TEST_SUITE_P(Combinations, ParallelCopyIdentityTest,
+                         ::testing::Values(Combination{1, 1, 4 * kKiB, 4 * kKiB, 4096},
+                                           Combination{1, 64, 64 * kKiB, 256 * kKiB, 4096},
+                                           Combination{2, 4, 64 * kKiB, 16 * 1024 * kKiB, 512},
+                                           Combination{4, 64, 4 * kKiB, 64 * kKiB, 65536},
+                                           Combination{4, 16, 256 * kKiB, 1024 * kKiB, 0},
+                                           Combination{2, 64, 1024 * kKiB, 256 * kKiB,
+                                                       4096}));  // queue < request
 
 TEST(ParallelCopyTest, RequestLargerThanQueueRunsAlone) {
   const size_t size = 4 * 1024 * kKiB;
@@ -107,6 +107,51 @@ TEST(ParallelCopyTest, RequestLargerThanQueueRunsAlone) {
   EXPECT_EQ(f.destination.data(), f.source.data());
   EXPECT_EQ(f.stats.max_bytes_in_flight, 1024 * kKiB);
   EXPECT_EQ(f.source.max_read_bytes_in_flight(), 1024 * kKiB);
+}
+
+TEST(ParallelCopyTest, ClonesDataWhereTheDestinationCanAndNeverReadsIt) {
+  const size_t size = 8 * 1024 * kKiB;
+  auto bytes = MixedBytes(size, 9);
+  std::fill(bytes.begin() + 1024 * kKiB, bytes.begin() + 5 * 1024 * kKiB, std::byte{0});
+  Fixture f(bytes, size, 2);
+  f.source.AddZeroExtent(1024 * kKiB, 4 * 1024 * kKiB);
+  f.destination.AllowClones();
+  CopyPlan plan = Plan(8, 256 * kKiB, 1024 * kKiB);
+  plan.clone_data = true;
+  plan.skip_zero_ranges = false;
+  ASSERT_TRUE(f.Copy(plan).ok());
+  EXPECT_EQ(f.destination.data(), f.source.data());
+  EXPECT_TRUE(f.source.OpsNamed("read").empty());
+  EXPECT_TRUE(f.All("write").empty());
+  EXPECT_EQ(f.stats.bytes_cloned, size - 4 * 1024 * kKiB);
+  EXPECT_EQ(f.stats.bytes_read, f.stats.bytes_cloned);
+  for (const Operation& clone : f.All("clone")) {  // never over the hole
+    EXPECT_TRUE(clone.offset + clone.length <= 1024 * kKiB || clone.offset >= 5 * 1024 * kKiB)
+        << clone;
+  }
+}
+
+TEST(ParallelCopyTest, ARefusedCloneEndsTheAttemptsAndTheDataIsCopied) {
+  const size_t size = 8 * 1024 * kKiB;
+  Fixture f(MixedBytes(size, 10), size, 2);
+  CopyPlan plan = Plan(8, 256 * kKiB, 1024 * kKiB);
+  plan.clone_data = true;
+  ASSERT_TRUE(f.Copy(plan).ok());
+  EXPECT_EQ(f.destination.data(), f.source.data());
+  EXPECT_EQ(f.stats.bytes_cloned, 0u);
+  // One refusal per worker at most, then reads and writes.
+  EXPECT_LE(f.All("clone").size(), 2u);
+  EXPECT_GE(f.All("clone").size(), 1u);
+  EXPECT_FALSE(f.source.OpsNamed("read").empty());
+}
+
+TEST(ParallelCopyTest, NoCloneWithoutThePlan) {
+  const size_t size = 2 * 1024 * kKiB;
+  Fixture f(MixedBytes(size, 11), size, 2);
+  f.destination.AllowClones();
+  ASSERT_TRUE(f.Copy(Plan(8, 256 * kKiB, 1024 * kKiB)).ok());
+  EXPECT_EQ(f.destination.data(), f.source.data());
+  EXPECT_TRUE(f.All("clone").empty());
 }
 
 TEST(ParallelCopyTest, ZeroExtentsBecomeZeroOperationsNotReads) {

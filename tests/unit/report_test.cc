@@ -21,6 +21,7 @@ RunReport Finished() {
   report.stats.bytes_zeroed = 1024;
   report.stats.bytes_skipped = 952;
   report.stats.requests = 5;
+  report.stats.bytes_cloned = 512;
   report.stats.maps_asked = 3;
   report.stats.bytes_unasked = 1000;
   report.stats.workers = 2;
@@ -45,6 +46,7 @@ TEST(ReportTest, EveryFigureOfAFinishedCopy) {
   EXPECT_EQ(json["bytes_zeroed"], 1024);
   EXPECT_EQ(json["bytes_skipped"], 952);
   EXPECT_EQ(json["requests"], 5);
+  EXPECT_EQ(json["bytes_cloned"], 512);
   EXPECT_EQ(json["extent_queries"], 3);
   EXPECT_EQ(json["bytes_unmapped"], 1000);
   EXPECT_EQ(json["synchronous"], false);

@@ -46,6 +46,32 @@ Status Copy(const CopyPlan& plan, MemoryEndpoint& source, MemoryEndpoint& destin
   return SyncCopy(plan, source, destination, progress);
 }
 
+TEST(SyncCopyTest, ClonesDataWhereTheDestinationCan) {
+  MemoryEndpoint source(RandomBytes(300 * kKiB + 5));
+  auto destination = MemoryEndpoint::Zeroes(300 * kKiB + 5);
+  destination.AllowClones();
+  CopyPlan plan = Plan();
+  plan.clone_data = true;
+  Progress progress(ProgressMode::kNone, -1, source.info().size);
+  CopyStats stats;
+  ASSERT_TRUE(SyncCopy(plan, source, destination, progress, nullptr, nullptr, &stats).ok());
+  EXPECT_EQ(destination.data(), source.data());
+  EXPECT_TRUE(OpsNamed(source, "read").empty());
+  EXPECT_TRUE(OpsNamed(destination, "write").empty());
+  EXPECT_EQ(stats.bytes_cloned, 300 * kKiB + 5);
+}
+
+TEST(SyncCopyTest, ARefusedCloneEndsTheAttempts) {
+  MemoryEndpoint source(RandomBytes(300 * kKiB + 5));
+  auto destination = MemoryEndpoint::Zeroes(300 * kKiB + 5);
+  CopyPlan plan = Plan();
+  plan.clone_data = true;
+  ASSERT_TRUE(Copy(plan, source, destination).ok());
+  EXPECT_EQ(destination.data(), source.data());
+  EXPECT_EQ(OpsNamed(destination, "clone").size(), 1u);
+  EXPECT_FALSE(OpsNamed(source, "read").empty());
+}
+
 TEST(SyncCopyTest, CopiesAllDataInRequestSizedPieces) {
   MemoryEndpoint source(RandomBytes(256 * kKiB));
   auto destination = MemoryEndpoint::Zeroes(256 * kKiB);
