@@ -141,7 +141,11 @@ class Worker {
       if (on_first_data_ && !pieces_.front().zero) {
         std::exchange(on_first_data_, nullptr)();
       }
-      if (clone_ && !pieces_.front().zero && CloneFront()) continue;
+      if (clone_ && !pieces_.front().zero && pieces_.front().offset != refused_clone_at_) {
+        // Clones take no slot: check here what Run() checks between calls.
+        if (shared_.failed() || CancelRequested()) return;
+        if (CloneFront()) continue;
+      }
       Extent piece = pieces_.front();
       if (piece.zero) {
         pieces_.pop_front();
@@ -171,7 +175,8 @@ class Worker {
 
   // Clones the contiguous data pieces at the front of pieces_ (at most
   // kMaxClone bytes) from the source; false when the endpoints cannot, and
-  // the pieces are then copied. Never cloning at all ends the attempts.
+  // the pieces are then copied (a refused range is not asked again). Never
+  // cloning at all ends the attempts.
   bool CloneFront() {
     static constexpr uint64_t kMaxClone = 1ULL << 30;
     const uint64_t offset = pieces_.front().offset;
@@ -182,8 +187,10 @@ class Worker {
       length += piece.length;
       ++count;
     }
+    if (count == 0) return false;
     if (!destination_.CloneRangeFrom(source_, offset, length)) {
       if (stats_.bytes_cloned == 0) clone_ = false;
+      refused_clone_at_ = offset;
       return false;
     }
     pieces_.erase(pieces_.begin(), pieces_.begin() + static_cast<ptrdiff_t>(count));
@@ -356,7 +363,8 @@ class Worker {
   AdaptiveBudget budget_;
   BufferArena arena_;  // data pieces' buffers; a read fills each before anything looks
   const bool detect_zeroes_;
-  bool clone_;  // try CloneRangeFrom for data pieces
+  bool clone_;                              // try CloneRangeFrom for data pieces
+  uint64_t refused_clone_at_ = UINT64_MAX;  // where the last refused clone started
   CopyStats stats_;
 };
 

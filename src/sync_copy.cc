@@ -43,7 +43,10 @@ class SyncCopier {
     while (status.ok() &&
            map.TakeBatch(source_, plan_.use_extents, 8 * plan_.request_size, &pieces)) {
       for (; status.ok() && !pieces.empty(); pieces.pop_front()) {
-        if (CancelRequested()) return CancelledStatus();
+        if (CancelRequested()) {
+          status = CancelledStatus();  // the map's statistics still count
+          break;
+        }
         const Extent& piece = pieces.front();
         if (piece.zero) {
           status = ZeroRange(piece.offset, piece.length);

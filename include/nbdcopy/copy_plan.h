@@ -30,7 +30,7 @@ struct CopyPlan {
   // asking (WorkMap); zero detection then finds their holes.
   bool skip_costly_maps = false;
   // Data may be cloned from the source (Endpoint::CloneRangeFrom) instead of
-  // copied: not with --blkhash (the bytes must be read), --allocated (holes
+  // copied: not with --blkhash or --verify (the bytes must be read), --allocated (holes
   // inside data ranges must become allocated zeroes) or an incremental copy.
   bool clone_data = false;
   bool incremental = false;  // --dirty-bitmap: clean ranges are skipped, nothing else

@@ -99,14 +99,20 @@ class MemoryEndpoint : public Endpoint {
   }
 
   // CloneRangeFrom another MemoryEndpoint succeeds (copying the bytes, like
-  // a reflink shares them); otherwise it is refused. Each attempt is logged
-  // as "clone" on this endpoint.
-  void AllowClones() { clones_ = true; }
+  // a reflink shares them), except for ranges overlapping [refuse_from,
+  // refuse_to); otherwise it is refused. Each attempt is logged as "clone"
+  // on this endpoint.
+  void AllowClones(uint64_t refuse_from = 0, uint64_t refuse_to = 0) {
+    clones_ = true;
+    refuse_from_ = refuse_from;
+    refuse_to_ = refuse_to;
+  }
   bool CloneRangeFrom(Endpoint& source, uint64_t offset, uint64_t length) override {
     Log("clone", offset, length);
     auto* memory = dynamic_cast<MemoryEndpoint*>(&source);
     if (!clones_ || memory == nullptr) return false;
-    std::lock_guard lock(memory->shared_->mutex);  // the source's bytes do not change
+    if (offset < refuse_to_ && refuse_from_ < offset + length) return false;
+    std::scoped_lock lock(memory->shared_->mutex, shared_->mutex);
     std::copy_n(memory->shared_->bytes.begin() + static_cast<ptrdiff_t>(offset), length,
                 shared_->bytes.begin() + static_cast<ptrdiff_t>(offset));
     return true;
@@ -116,6 +122,8 @@ class MemoryEndpoint : public Endpoint {
     auto other = std::make_unique<MemoryEndpoint>(name_, shared_);
     other->info_ = info_;
     other->clones_ = clones_;
+    other->refuse_from_ = refuse_from_;
+    other->refuse_to_ = refuse_to_;
     other->zero_ranges_ = zero_ranges_;
     other->clean_ranges_ = clean_ranges_;
     other->fail_op_ = fail_op_;
@@ -250,6 +258,7 @@ class MemoryEndpoint : public Endpoint {
   std::string fail_op_;
   bool defer_ = false;
   bool clones_ = false;
+  uint64_t refuse_from_ = 0, refuse_to_ = 0;
   std::mt19937 rng_;
   std::vector<Deferred> deferred_;
   uint64_t read_bytes_in_flight_ = 0;

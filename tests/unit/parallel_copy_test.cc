@@ -145,6 +145,24 @@ TEST(ParallelCopyTest, ARefusedCloneEndsTheAttemptsAndTheDataIsCopied) {
   EXPECT_FALSE(f.source.OpsNamed("read").empty());
 }
 
+TEST(ParallelCopyTest, RangesRefusedAfterClonesAreCopiedOnceAndCounted) {
+  const size_t size = 16 * 1024 * kKiB;
+  Fixture f(MixedBytes(size, 12), size, 2);
+  f.destination.AllowClones(9 * 1024 * kKiB, 10 * 1024 * kKiB);
+  CopyPlan plan = Plan(8, 256 * kKiB, 1024 * kKiB, 0);  // no zero detection: every byte written
+  plan.clone_data = true;
+  plan.skip_zero_ranges = false;
+  Progress progress(ProgressMode::kNone, -1, size);
+  plan.connections = f.workers;
+  ASSERT_TRUE(ParallelCopy(plan, f.source, f.destination, progress, nullptr, &f.stats).ok());
+  EXPECT_EQ(f.destination.data(), f.source.data());
+  EXPECT_GT(f.stats.bytes_cloned, 0u);
+  uint64_t written = 0;
+  for (const Operation& write : f.All("write")) written += write.length;
+  EXPECT_EQ(f.stats.bytes_cloned + written, size);  // each byte cloned or written, once
+  EXPECT_EQ(progress.copied(), size);
+}
+
 TEST(ParallelCopyTest, NoCloneWithoutThePlan) {
   const size_t size = 2 * 1024 * kKiB;
   Fixture f(MixedBytes(size, 11), size, 2);
