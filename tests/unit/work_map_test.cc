@@ -12,12 +12,10 @@ namespace {
 constexpr uint64_t kMiB = 1024 * 1024;
 constexpr uint64_t kGiB = 1024 * kMiB;
 
-// Describes a huge image without holding it: clean everywhere except
-// [dirty_offset, dirty_offset + dirty_length).
-class CleanImage : public Endpoint {
+// An image that only describes itself: every other operation fails.
+class DescribedImage : public Endpoint {
  public:
-  CleanImage(uint64_t size, uint64_t dirty_offset, uint64_t dirty_length)
-      : dirty_offset_(dirty_offset), dirty_length_(dirty_length) {
+  explicit DescribedImage(uint64_t size) {
     info_.size = size;
     info_.can_extents = true;
   }
@@ -27,6 +25,18 @@ class CleanImage : public Endpoint {
   Status Write(uint64_t, std::span<const std::byte>) override { return Status::Error("no"); }
   Status Zero(uint64_t, uint64_t, bool) override { return Status::Error("no"); }
   Status Flush() override { return Status::Ok(); }
+
+ private:
+  std::string name_ = "described";
+  EndpointInfo info_;
+};
+
+// Describes a huge image without holding it: clean everywhere except
+// [dirty_offset, dirty_offset + dirty_length).
+class CleanImage : public DescribedImage {
+ public:
+  CleanImage(uint64_t size, uint64_t dirty_offset, uint64_t dirty_length)
+      : DescribedImage(size), dirty_offset_(dirty_offset), dirty_length_(dirty_length) {}
   Status Extents(uint64_t offset, uint64_t length, std::vector<Extent>* out) override {
     ++queries;
     const uint64_t end = offset + length, dirty_end = dirty_offset_ + dirty_length_;
@@ -42,8 +52,6 @@ class CleanImage : public Endpoint {
   int queries = 0;
 
  private:
-  std::string name_ = "clean";
-  EndpointInfo info_;
   uint64_t dirty_offset_, dirty_length_;
 };
 
@@ -86,19 +94,10 @@ TEST(WorkMapTest, FailedExtentsOfADirtySourceAreCopied) {
 // Describes a huge image by rule, answering every extents query in full as
 // a server does, and records the queries: alternating 4 KiB data and hole
 // below dense_end, one hole from there to data_start, data from there on.
-class RuleImage : public Endpoint {
+class RuleImage : public DescribedImage {
  public:
   RuleImage(uint64_t size, uint64_t dense_end, uint64_t data_start)
-      : dense_end_(dense_end), data_start_(data_start) {
-    info_.size = size;
-    info_.can_extents = true;
-  }
-  const std::string& name() const override { return name_; }
-  const EndpointInfo& info() const override { return info_; }
-  Result<size_t> Read(uint64_t, std::span<std::byte>) override { return Status::Error("no"); }
-  Status Write(uint64_t, std::span<const std::byte>) override { return Status::Error("no"); }
-  Status Zero(uint64_t, uint64_t, bool) override { return Status::Error("no"); }
-  Status Flush() override { return Status::Ok(); }
+      : DescribedImage(size), dense_end_(dense_end), data_start_(data_start) {}
   Status Extents(uint64_t offset, uint64_t length, std::vector<Extent>* out) override {
     queries.push_back(Extent{offset, length, false});
     const uint64_t end = offset + length;
@@ -129,8 +128,6 @@ class RuleImage : public Endpoint {
   std::vector<Extent> queries;
 
  private:
-  std::string name_ = "rule";
-  EndpointInfo info_;
   uint64_t dense_end_, data_start_;
 };
 
