@@ -80,9 +80,9 @@ void PrintStats(const CopyStats& stats) {
                static_cast<unsigned long long>(stats.bytes_zeroed),
                static_cast<unsigned long long>(stats.bytes_skipped),
                static_cast<unsigned long long>(stats.bytes_cloned),
-               static_cast<unsigned long long>(stats.maps_asked),
-               static_cast<unsigned long long>(stats.map_extents),
-               static_cast<unsigned long long>(stats.bytes_unasked));
+               static_cast<unsigned long long>(stats.map.windows_asked),
+               static_cast<unsigned long long>(stats.map.extents),
+               static_cast<unsigned long long>(stats.map.bytes_unasked));
 }
 
 // Runs the right engine; returns the source's digest when hashing.

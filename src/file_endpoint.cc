@@ -178,11 +178,9 @@ Status FileEndpoint::Extents(uint64_t offset, uint64_t length, std::vector<Exten
 }
 
 bool FileEndpoint::CloneRangeFrom(Endpoint& source, uint64_t offset, uint64_t length) {
+  if (!clone_works_ || is_block_device_ || length == 0) return false;  // 0: "to the end"
   auto* file = dynamic_cast<FileEndpoint*>(&source);
-  if (file == nullptr || !clone_works_ || is_block_device_ || file->is_block_device_ ||
-      length == 0) {  // FICLONERANGE takes 0 as "to the end of the source"
-    return false;
-  }
+  if (file == nullptr || file->is_block_device_) return false;
   file_clone_range range{};
   range.src_fd = file->fd_.get();
   range.src_offset = offset;

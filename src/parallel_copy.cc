@@ -194,10 +194,7 @@ class Worker {
       return false;
     }
     pieces_.erase(pieces_.begin(), pieces_.begin() + static_cast<ptrdiff_t>(count));
-    stats_.bytes_read += length;
-    stats_.bytes_written += length;
-    stats_.bytes_cloned += length;
-    ++stats_.requests;
+    stats_.AddCloned(length);
     shared_.progress.Add(length);
     return true;
   }
@@ -393,10 +390,7 @@ Status ParallelCopy(const CopyPlan& plan, Endpoint& source, Endpoint& destinatio
   }  // joins the helpers
   if (stats != nullptr) {
     *stats = shared.stats;
-    WorkMap::Stats map = shared.map.stats();
-    stats->maps_asked = map.windows_asked;
-    stats->map_extents = map.extents;
-    stats->bytes_unasked = map.bytes_unasked;
+    stats->map = shared.map.stats();
   }
   if (shared.failed()) return shared.first_error();
   if (CancelRequested()) return CancelledStatus();

@@ -55,10 +55,7 @@ class SyncCopier {
         }
       }
     }
-    WorkMap::Stats map_stats = map.stats();
-    stats_.maps_asked = map_stats.windows_asked;
-    stats_.map_extents = map_stats.extents;
-    stats_.bytes_unasked = map_stats.bytes_unasked;
+    stats_.map = map.stats();
     return status;
   }
 
@@ -112,10 +109,7 @@ class SyncCopier {
       if (stats_.bytes_cloned == 0) clone_ = false;
       return false;
     }
-    ++stats_.requests;
-    stats_.bytes_read += length;
-    stats_.bytes_written += length;
-    stats_.bytes_cloned += length;
+    stats_.AddCloned(length);
     Done(length);
     return true;
   }

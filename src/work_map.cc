@@ -33,15 +33,15 @@ bool WorkMap::MapPaid(uint64_t start, uint64_t end, size_t extents, uint64_t zer
 void WorkMap::MapWindow(Endpoint& source, bool use_extents) {
   const uint64_t size = rules_.image_size;
   const uint64_t start = cursor_;
-  bool ask = use_extents;
-  uint64_t window = std::min(size - cursor_, window_);
-  if (ask && unasked_ > 0) {
-    window = std::min(size - cursor_, unasked_);
+  // A stretch left unasked (skip_costly_maps) is copied as data like a
+  // window of a source without extents.
+  const bool ask = use_extents && unasked_ == 0;
+  const uint64_t window = std::min(size - cursor_, !use_extents ? kWindow
+                                                   : ask        ? window_
+                                                                : unasked_);
+  if (use_extents && !ask) {
     unasked_ = 0;
-    ask = false;
     stats_.bytes_unasked += window;
-  } else if (!ask) {
-    window = std::min(size - cursor_, kWindow);
   }
   scratch_.clear();
   if (ask) {

@@ -14,6 +14,7 @@
 #include "nbdcopy/copy_plan.h"
 #include "nbdcopy/endpoint.h"
 #include "nbdcopy/progress.h"
+#include "nbdcopy/work_map.h"
 
 namespace nbdcopy {
 
@@ -30,22 +31,32 @@ struct CopyStats {
   uint64_t requests = 0;            // operations started: reads, writes, zeroes
   uint64_t final_budget = 0;        // largest adaptive data budget in force at the end
   uint64_t final_request_size = 0;  // largest adaptive request size in force at the end
-  uint64_t maps_asked = 0;          // extents queries (WorkMap::Stats)
-  uint64_t map_extents = 0;         // extents in their answers
-  uint64_t bytes_unasked = 0;       // copied without a map: extents there cost more than they save
+  WorkMap::Stats map;               // extents queries, and what was copied without one
+
+  // A range shared with the source (Endpoint::CloneRangeFrom): read and
+  // written as far as the destination can tell, in one request.
+  void AddCloned(uint64_t bytes) {
+    bytes_read += bytes;
+    bytes_written += bytes;
+    bytes_cloned += bytes;
+    ++requests;
+  }
 };
 
 // Copies the source to the destination with plan.connections workers.
 // The first worker uses the endpoints given and starts at once; the others
 // start when it first meets data, each opening its own connections
-// (Connect()) in its own thread, so handshakes overlap with copying. A worker that cannot connect
-// leaves the work to the others. With multi-conn one flush covers every connection's completed
-// writes, so plan.flush flushes the given destination once, after every worker has finished. With
-// blkhash, every block of the source is added to it (hashed in the workers, in parallel). Returns
-// the first failure; all workers stop soon after it. Once CancelRequested(), workers admit nothing
-// new, finish what is in flight, and CancelledStatus() is returned (no flush). REQUIRES the source
-// has a known size, neither endpoint is sequential, plan.connections == 1 unless both
-// can_multi_conn, and the destination was prepared (PrepareDestination).
+// (Connect()) in its own thread, so handshakes overlap with copying. A
+// worker that cannot connect leaves the work to the others. With multi-conn
+// one flush covers every connection's completed writes, so plan.flush
+// flushes the given destination once, after every worker has finished. With
+// blkhash, every block of the source is added to it (hashed in the workers,
+// in parallel). Returns the first failure; all workers stop soon after it.
+// Once CancelRequested(), workers admit nothing new, finish what is in
+// flight, and CancelledStatus() is returned (no flush).
+// REQUIRES the source has a known size, neither endpoint is sequential,
+// plan.connections == 1 unless both can_multi_conn, and the destination was
+// prepared (PrepareDestination).
 Status ParallelCopy(const CopyPlan& plan, Endpoint& source, Endpoint& destination,
                     Progress& progress, Blkhash* blkhash, CopyStats* stats);
 

@@ -22,8 +22,8 @@ RunReport Finished() {
   report.stats.bytes_skipped = 952;
   report.stats.requests = 5;
   report.stats.bytes_cloned = 512;
-  report.stats.maps_asked = 3;
-  report.stats.bytes_unasked = 1000;
+  report.stats.map.windows_asked = 3;
+  report.stats.map.bytes_unasked = 1000;
   report.stats.workers = 2;
   report.stats.final_budget = 4096;
   report.stats.final_request_size = 512;
