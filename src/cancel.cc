@@ -2,8 +2,10 @@
 
 #include <errno.h>
 #include <signal.h>
+#include <time.h>
 
 #include <atomic>
+#include <cstdint>
 
 namespace nbdcopy {
 
@@ -11,15 +13,33 @@ namespace {
 
 // Lock-free, so safe to touch from a signal handler.
 std::atomic<int> cancel_signal{0};
+std::atomic<int64_t> cancel_time_ns{0};  // CLOCK_MONOTONIC of the first cancel signal
 static_assert(std::atomic<int>::is_always_lock_free);
+static_assert(std::atomic<int64_t>::is_always_lock_free);
+
+// A repeat this soon is the same request delivered twice: GNU timeout, for
+// one, signals both the command and its process group.
+constexpr int64_t kSameRequestNs = 1'000'000'000;
+
+int64_t MonotonicNs() {  // clock_gettime is async-signal-safe
+  timespec now{};
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return int64_t{now.tv_sec} * 1'000'000'000 + now.tv_nsec;
+}
 
 constexpr int kExitFailure = 1;
 constexpr int kExitSignalBase = 128;
 
 void OnCancelSignal(int signal_number) {
   int expected = 0;
-  if (cancel_signal.compare_exchange_strong(expected, signal_number)) return;
-  // Asked twice: the user does not want to wait for requests in flight.
+  if (cancel_signal.compare_exchange_strong(expected, signal_number)) {
+    cancel_time_ns.store(MonotonicNs());
+    return;
+  }
+  // (0: the first is still being recorded, by a handler this one interrupted.)
+  const int64_t first = cancel_time_ns.load();
+  if (first == 0 || MonotonicNs() - first < kSameRequestNs) return;
+  // Asked again: the user does not want to wait for requests in flight.
   signal(signal_number, SIG_DFL);
   raise(signal_number);
 }
@@ -61,6 +81,9 @@ Status InstallCancelHandlers() {
   return Status::Ok();
 }
 
-void ResetCancelForTesting() { cancel_signal.store(0); }
+void ResetCancelForTesting() {
+  cancel_signal.store(0);
+  cancel_time_ns.store(0);
+}
 
 }  // namespace nbdcopy

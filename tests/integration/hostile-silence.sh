@@ -97,4 +97,28 @@ for timeout_opt in --timeout=300 --timeout=0; do
         stop_server src
     done
 done
+# The same signal twice at once (GNU timeout signals the command and its
+# process group) is one request: the copy still ends with its message. A
+# signal repeated later ends the process at once, without one.
+for gap in 0.2 2; do
+    msg "SIGTERM twice, $gap s apart, while the server is silent"
+    start_hostile src "$T/src.img" --readonly --fault read-no-reply
+    "$NBDCOPY" --timeout=0 "$(uri_for src)" "$T/out.img" 2>"$T/err.txt" &
+    pid=$!
+    sleep 1
+    kill -TERM "$pid"
+    sleep "$gap"
+    kill -TERM "$pid" 2>/dev/null || true
+    rc=0
+    wait "$pid" || rc=$?
+    [[ $rc -eq 143 ]] || fail "SIGTERM twice, $gap s apart: exit status $rc, expected 143"
+    if [[ $gap == 0.2 ]]; then
+        grep -q "^nbdcopy: interrupted after copying" "$T/err.txt" ||
+            fail "SIGTERM twice at once: no interrupted message: $(cat "$T/err.txt")"
+    else
+        ! grep -q "interrupted" "$T/err.txt" ||
+            fail "SIGTERM again after $gap s: the copy waited to finish: $(cat "$T/err.txt")"
+    fi
+    stop_server src
+done
 msg PASS
