@@ -50,7 +50,9 @@ void IgnoreSignal(int) {}
 
 void RequestCancel(int signal_number) {
   int expected = 0;
-  cancel_signal.compare_exchange_strong(expected, signal_number);
+  if (cancel_signal.compare_exchange_strong(expected, signal_number)) {
+    cancel_time_ns.store(MonotonicNs());
+  }
 }
 
 bool CancelRequested() { return cancel_signal.load(std::memory_order_relaxed) != 0; }
