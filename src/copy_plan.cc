@@ -24,9 +24,22 @@ constexpr uint64_t kSmallestAdaptiveRequest = 256 * 1024;
 // Zero lengths travel as 32-bit fields; stay well inside.
 constexpr uint64_t kMaxZeroOperation = 1ULL << 30;
 
+// libnbd's "size=N (HUMAN)": a stream is -1 and an endpoint without an
+// end INT64_MAX, as libnbd reports them; HUMAN is N in the largest unit
+// that divides it exactly.
 std::string SizeText(const EndpointInfo& info) {
-  if (info.size) return std::to_string(*info.size);
-  return info.sequential ? "unknown (stream)" : "unlimited";
+  int64_t size = info.size         ? static_cast<int64_t>(*info.size)
+                 : info.sequential ? -1
+                                   : std::numeric_limits<int64_t>::max();
+  uint64_t human = static_cast<uint64_t>(size);
+  std::string units = "KMGTPE";
+  size_t unit = 0;
+  while (human != 0 && human % 1024 == 0 && unit < units.size()) {
+    human /= 1024;
+    ++unit;
+  }
+  std::string suffix = unit == 0 ? "" : std::string(1, units[unit - 1]);
+  return fmt::format("{} ({}{})", size, human, suffix);
 }
 
 }  // namespace
@@ -41,8 +54,11 @@ Result<CopyPlan> MakeCopyPlan(const Options& options, const Endpoint& source,
   const bool incremental = options.dirty_bitmap.has_value();
   // An incremental copy writes onto the previous copy, never resizing it.
   if (src.size && dst.size && (!dst.resizable || incremental) && *src.size > *dst.size) {
-    return Status::Error(fmt::format("{}: source size {} is larger than destination size {}",
-                                     destination.name(), *src.size, *dst.size));
+    // libnbd's words first: scripts match them.
+    return Status::Error(
+        fmt::format("error: destination size is smaller than source size ({}: source {} bytes, "
+                    "destination {} bytes)",
+                    destination.name(), *src.size, *dst.size));
   }
 
   CopyPlan plan;
@@ -164,27 +180,30 @@ Status PrepareDestination(const Options& options, const Endpoint& source, Endpoi
   return Status::Ok();
 }
 
+// libnbd's -v lines first, byte for byte (scripts grep them), then ours on
+// the same line after them.
 std::string DescribeCopy(const CopyPlan& plan, const Endpoint& source,
                          const Endpoint& destination) {
   auto describe = [](const char* role, const Endpoint& endpoint) {
     const EndpointInfo& info = endpoint.info();
     return fmt::format(
-        "nbdcopy: {}: {}\n"
-        "nbdcopy: {}: size={} block_min={} block={} block_max={} read_only={} extents={} "
-        "zero={} flush={} multi_conn={} sequential={} overlapped_io={} inline_writes_below={}\n",
-        role, endpoint.name(), role, SizeText(info), info.min_block_size, info.preferred_block_size,
-        info.max_block_size, info.read_only, info.can_extents, info.efficient_zero, info.can_flush,
-        info.can_multi_conn, info.sequential, info.overlapped_io, info.inline_writes_below);
+        "nbdcopy: {}: {} \"{}\"\n"
+        "nbdcopy: {}: size={}, preferred block size={} block_min={} block_max={} read_only={} "
+        "extents={} zero={} flush={} multi_conn={} sequential={} overlapped_io={} "
+        "inline_writes_below={}\n",
+        role, info.ops_name, endpoint.name(), role, SizeText(info), info.preferred_block_size,
+        info.min_block_size, info.max_block_size, info.read_only, info.can_extents,
+        info.efficient_zero, info.can_flush, info.can_multi_conn, info.sequential,
+        info.overlapped_io, info.inline_writes_below);
   };
   return plan.notes + describe("src", source) + describe("dst", destination) +
          fmt::format(
-             "nbdcopy: connections={} requests={} request_size={} min_request_size={} alignment={} "
-             "coalesce_below={} "
-             "queue_size={} sparse={} synchronous={} extents={} allocated={} skip_zero_ranges={} "
-             "flush={} incremental={}\n",
-             plan.connections, plan.requests, plan.request_size, plan.min_request_size,
-             plan.alignment, plan.coalesce_below, plan.queue_size, plan.sparse_size,
-             plan.synchronous, plan.use_extents, plan.allocated, plan.skip_zero_ranges, plan.flush,
+             "nbdcopy: connections={} requests={} threads={} synchronous={} request_size={} "
+             "min_request_size={} alignment={} coalesce_below={} queue_size={} sparse={} "
+             "extents={} allocated={} skip_zero_ranges={} flush={} incremental={}\n",
+             plan.connections, plan.requests, plan.connections, plan.synchronous, plan.request_size,
+             plan.min_request_size, plan.alignment, plan.coalesce_below, plan.queue_size,
+             plan.sparse_size, plan.use_extents, plan.allocated, plan.skip_zero_ranges, plan.flush,
              plan.incremental);
 }
 

@@ -200,6 +200,7 @@ Result<std::unique_ptr<NbdEndpoint>> NbdEndpoint::Connect(const EndpointSpec& sp
                     dirty_bitmap, name, dirty_context));
   }
   EndpointInfo& info = endpoint->info_;
+  info.ops_name = "nbd_ops";
   info.size = static_cast<uint64_t>(size);
   info.read_only = nbd_is_read_only(h) == 1;
   endpoint->can_zero_ = nbd_can_zero(h) == 1;

@@ -6,6 +6,7 @@
 namespace nbdcopy {
 
 NullEndpoint::NullEndpoint() {
+  info_.ops_name = "null_ops";
   info_.efficient_zero = true;
   info_.can_multi_conn = true;
 }

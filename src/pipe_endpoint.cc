@@ -11,6 +11,7 @@ namespace nbdcopy {
 
 PipeEndpoint::PipeEndpoint(std::string name, UniqueFd fd)
     : name_(std::move(name)), fd_(std::move(fd)) {
+  info_.ops_name = "pipe_ops";
   info_.sequential = true;
   info_.preferred_block_size = 4096;
 }

@@ -18,10 +18,16 @@ using std::chrono::milliseconds;
 using std::chrono::seconds;
 
 constexpr auto kRedrawInterval = milliseconds(100);
-constexpr auto kLineInterval = seconds(5);
+constexpr auto kLineMinInterval = seconds(1);     // kLines: at most a line a second
+constexpr auto kLineQuietInterval = seconds(10);  // kLines: a line even without a new percent
 constexpr auto kRateWindow = seconds(2);
-constexpr int kLineStepPercent = 10;
-constexpr int kBarWidth = 20;
+
+// libnbd's frame: its spinner, its final character and its bar's width.
+constexpr std::array<const char*, 8> kSpinner = {"▝", "▐", "▗", "▃", "▖", "▍", "▘", "▀"};
+constexpr const char* kSpinnerDone = "█";
+constexpr size_t kBarCells = 40;
+// Spinner, space, "%3d%%", space, the two brackets: the frame without its cells.
+constexpr size_t kFrameFixedColumns = 9;
 
 void WriteAll(int fd, const std::string& text) {
   size_t done = 0;
@@ -42,10 +48,18 @@ size_t TerminalColumns(int fd) {
 
 // 0..99 while copying; 100 is only for the final report.
 std::optional<int> Percent(const ProgressSnapshot& snapshot) {
-  if (!snapshot.total) return std::nullopt;
   if (snapshot.elapsed) return 100;
+  if (!snapshot.total) return std::nullopt;
   if (*snapshot.total == 0) return 0;
   return static_cast<int>(std::min<uint64_t>(99, snapshot.done * 100 / *snapshot.total));
+}
+
+// As libnbd counts them: a cell for each started 1/40 of the copy.
+size_t DoneCells(const ProgressSnapshot& snapshot, size_t cells) {
+  if (snapshot.elapsed) return cells;
+  if (!snapshot.total || *snapshot.total == 0) return 0;
+  double fraction = std::min(1.0, static_cast<double>(snapshot.done) / *snapshot.total);
+  return std::min(cells, static_cast<size_t>(std::ceil(fraction * cells)));
 }
 
 std::string FormatRate(double rate) {
@@ -64,6 +78,30 @@ std::string TimeField(const ProgressSnapshot& snapshot) {
   if (!snapshot.total || snapshot.rate <= 0 || snapshot.done > *snapshot.total) return "";
   double left = static_cast<double>(*snapshot.total - snapshot.done) / snapshot.rate;
   return "ETA " + FormatDuration(seconds(static_cast<int64_t>(std::ceil(left))));
+}
+
+// Our extras, shown in this order, each kept only if it fits in `room`
+// columns: the bytes first, then the time, then the rate.
+std::string Extras(const ProgressSnapshot& snapshot, size_t room) {
+  enum { kAmounts, kRate, kTime };
+  const std::array<std::string, 3> fields = {Amounts(snapshot), FormatRate(snapshot.rate),
+                                             TimeField(snapshot)};
+  std::array<bool, 3> shown{};
+  size_t used = 0;
+  for (int field : {kAmounts, kTime, kRate}) {
+    if (fields[field].empty()) continue;
+    size_t cost = fields[field].size() + (used == 0 ? 0 : 2);  // ", " between fields
+    if (used + cost > room) continue;
+    shown[field] = true;
+    used += cost;
+  }
+  std::string text;
+  for (int field : {kAmounts, kRate, kTime}) {
+    if (!shown[field]) continue;
+    if (!text.empty()) text += ", ";
+    text += fields[field];
+  }
+  return text;
 }
 
 }  // namespace
@@ -100,24 +138,34 @@ std::string FormatDuration(seconds duration) {
   return fmt::format("{}:{:02}", minutes, secs);
 }
 
-std::string RenderBar(const ProgressSnapshot& snapshot) {
-  std::string text;
-  if (std::optional<int> percent = Percent(snapshot)) {
-    int filled = *percent * kBarWidth / 100;
-    text = fmt::format("{:3}% [{}{}]  ", *percent, std::string(filled, '#'),
-                       std::string(kBarWidth - filled, '.'));
+std::string RenderFrame(const ProgressSnapshot& snapshot, unsigned spin, size_t columns) {
+  const size_t limit = columns > 0 ? columns - 1 : SIZE_MAX;  // the last column would wrap
+  const char* spinner = snapshot.elapsed ? kSpinnerDone : kSpinner[spin % kSpinner.size()];
+  std::optional<int> percent = Percent(snapshot);
+  if (!percent) {  // a stream: no percent to show until it ends
+    std::string text = std::string(spinner) + " ";
+    return text + Extras(snapshot, limit > 2 ? limit - 2 : 0);
   }
-  text += Amounts(snapshot) + "  " + FormatRate(snapshot.rate);
-  if (std::string time = TimeField(snapshot); !time.empty()) text += "  " + time;
+  size_t cells = kBarCells;
+  if (limit < kFrameFixedColumns + cells) {
+    cells = limit > kFrameFixedColumns ? limit - kFrameFixedColumns : 1;
+  }
+  size_t done = DoneCells(snapshot, cells);
+  std::string text = fmt::format("{} {:3}% [{}{}]", spinner, *percent, std::string(done, '*'),
+                                 std::string(cells - done, '-'));
+  size_t used = kFrameFixedColumns + cells;
+  if (limit > used + 1) {
+    std::string extras = Extras(snapshot, limit - used - 1);
+    if (!extras.empty()) text += " " + extras;
+  }
   return text;
 }
 
-std::string RenderLine(const ProgressSnapshot& snapshot) {
-  std::string text = "nbdcopy: ";
-  if (std::optional<int> percent = Percent(snapshot)) text += fmt::format("{}% ", *percent);
-  text += Amounts(snapshot) + ", " + FormatRate(snapshot.rate);
-  if (std::string time = TimeField(snapshot); !time.empty()) text += ", " + time;
-  return text;
+size_t FrameColumns(const std::string& frame) {
+  // One column per character: UTF-8 continuation bytes take none.
+  return static_cast<size_t>(std::count_if(frame.begin(), frame.end(), [](char c) {
+    return (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+  }));
 }
 
 Progress::Progress(ProgressMode mode, int fd, std::optional<uint64_t> total)
@@ -139,10 +187,9 @@ void Progress::Start() {
   {
     std::lock_guard lock(mutex_);
     start_ = window_start_ = last_line_ = now_();
-    if (style_ == ProgressStyle::kLines) last_percent_ = 0;  // no line for 0 %
   }
   if (style_ == ProgressStyle::kPercent) ReportPercent(0);
-  if (style_ == ProgressStyle::kBar) Report(false);
+  if (style_ == ProgressStyle::kBar || style_ == ProgressStyle::kLines) Report(false);
 }
 
 void Progress::Add(uint64_t bytes) {
@@ -202,26 +249,30 @@ void Progress::Report(bool final) {
     snapshot.rate = elapsed > 0 ? static_cast<double>(snapshot.done) / elapsed : 0;
   }
   if (style_ == ProgressStyle::kBar) {
-    std::string frame = RenderBar(snapshot);
-    // A frame that wrapped could not be redrawn by "\r": cut it short.
-    if (size_t columns = TerminalColumns(fd_); columns > 1 && frame.size() >= columns) {
-      frame.resize(columns - 1);
-      frame_length_ = std::min(frame_length_, columns - 1);
-    }
-    frame_length_ = std::max(frame_length_, frame.size());
-    frame.resize(frame_length_, ' ');
+    size_t columns = TerminalColumns(fd_);
+    std::string frame = RenderFrame(snapshot, spin_++, columns);
+    // Blank out what is left of a wider frame, without wrapping.
+    size_t width = FrameColumns(frame);
+    if (columns > 1) frame_columns_ = std::min(frame_columns_, columns - 1);
+    frame_columns_ = std::max(frame_columns_, width);
+    frame.append(frame_columns_ - width, ' ');
     Write("\r" + frame + (final ? "\n" : ""));
     line_open_ = !final;
     return;
   }
-  // kLines: a line per 10 % step, or after a quiet while.
-  int step = total_ && *total_ > 0
-                 ? static_cast<int>(snapshot.done * 100 / *total_) / kLineStepPercent
-                 : -1;
-  if (!final && step <= last_percent_ && now - last_line_ < kLineInterval) return;
-  last_percent_ = std::max(last_percent_.load(), step);
+  if (!final && !LineDue(now, snapshot.done)) return;
+  last_percent_ = Percent(snapshot).value_or(0);
   last_line_ = now;
-  Write(RenderLine(snapshot) + "\n");
+  Write(RenderFrame(snapshot, spin_++, 0) + "\n");
+}
+
+// kLines, REQUIRES mutex_: the first line, then a line when the whole
+// percent rose, at most one a second, or after a quiet while.
+bool Progress::LineDue(Clock::time_point now, uint64_t done) const {
+  if (last_percent_ < 0) return true;
+  if (now - last_line_ >= kLineQuietInterval) return true;
+  if (now - last_line_ < kLineMinInterval || !total_ || *total_ == 0) return false;
+  return static_cast<int>(std::min<uint64_t>(99, done * 100 / *total_)) > last_percent_;
 }
 
 void Progress::ReportPercent(int percent) {

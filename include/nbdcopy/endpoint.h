@@ -53,6 +53,9 @@ struct PollInterest {
 
 struct EndpointInfo {
   std::optional<uint64_t> size;  // nullopt: a stream whose end is found by reading
+  // What libnbd's nbdcopy calls this kind of endpoint in its -v lines
+  // ("file_ops", "pipe_ops", "nbd_ops", "null_ops"), which scripts grep.
+  const char* ops_name = "file_ops";
   // Block-size rules (powers of 2). Every request starts and ends on a
   // multiple of min_block_size, except at the end of an image whose size is
   // not a multiple of it; reads and writes are at most max_block_size

@@ -1,12 +1,19 @@
 // Progress reporting. Counts the bytes that reached the destination (zeroed
 // and skipped ranges count once done) and shows them in one of three
 // styles:
-//   kBar     -p on a terminal: "\r"-redrawn bar with percent, bytes copied
-//            of total, current rate and ETA, at most ten times a second.
-//   kLines   -p when stderr is not a terminal: a plain line at every 10 %
-//            or every 5 seconds, whichever comes first, and a final line.
+//   kBar     -p on a terminal: a frame redrawn with "\r" at most ten times
+//            a second, the last one ended by "\n".
+//   kLines   -p when stderr is not a terminal (a pipe, a log file): one
+//            frame per line, when the whole percent rises but at most one
+//            a second (and every 10 s while it does not), and a final one.
 //   kPercent --progress=FD: libnbd's protocol, "N/100" lines and nothing
 //            else; 100/100 only from Finish(), i.e. for a finished copy.
+// A frame starts with exactly what libnbd's nbdcopy prints, which programs
+// parse (Forklift matches ".+ (\d+)% \[[*-]+\]"): a spinner, a space, the
+// percent as "%3d%%", a space and a bar of 40 '*' (done) and '-' (to do) in
+// brackets. Our extras follow it: bytes done of total, rate, ETA (or the
+// time taken, in the final frame). Only Finish() draws 100 %, so a copy
+// that fails or is interrupted never shows it.
 // Whatever the style, the bar's line is ended (a newline) by Finish() or,
 // at the latest, by the destructor, so an error message or the interrupt
 // line starts on a line of its own.
@@ -36,8 +43,8 @@ std::string FormatBytes(uint64_t bytes);
 // "0:07", "12:34", "1:02:03".
 std::string FormatDuration(std::chrono::seconds duration);
 
-// What one redraw of the terminal bar shows. rate is bytes per second, 0
-// while unknown; total nullopt for a stream of unknown length.
+// What one frame shows. rate is bytes per second, 0 while unknown; total
+// nullopt for a stream of unknown length.
 struct ProgressSnapshot {
   uint64_t done = 0;
   std::optional<uint64_t> total;
@@ -46,11 +53,18 @@ struct ProgressSnapshot {
   // the ETA); rate is then the average.
   std::optional<std::chrono::seconds> elapsed;
 };
-// One frame of the terminal bar, without "\r" or newline, e.g.
-// " 42% [########...........]  1.26 GiB of 3.00 GiB  250 MiB/s  ETA 0:07".
-std::string RenderBar(const ProgressSnapshot& snapshot);
-// One plain line for kLines, e.g. "nbdcopy: 40% 1.20 GiB of 3.00 GiB, 250 MiB/s".
-std::string RenderLine(const ProgressSnapshot& snapshot);
+
+// One frame, without "\r" or newline, e.g.
+// "▐  25% [**********------------------------------] 1.00 GiB of 4.00 GiB, 256 MiB/s, ETA 0:12".
+// spin picks the spinner character (any number; the final frame has "█").
+// columns: the terminal's width, or 0 for no limit. The frame then takes at
+// most columns - 1 columns: the extras that do not fit are left out (the
+// bytes first kept, then the time, then the rate), and on a terminal
+// narrower than libnbd's own frame the bar is shortened, never wrapped.
+// A stream's frames have no percent or bar until the final one (100 %).
+std::string RenderFrame(const ProgressSnapshot& snapshot, unsigned spin, size_t columns);
+// How many terminal columns a frame from RenderFrame takes.
+size_t FrameColumns(const std::string& frame);
 
 class Progress {
  public:
@@ -79,6 +93,7 @@ class Progress {
   void Report(bool final);
   void ReportPercent(int percent);
   void UpdateRate(Clock::time_point now, uint64_t done);
+  bool LineDue(Clock::time_point now, uint64_t done) const;
   void Write(const std::string& text);
 
   const ProgressStyle style_;
@@ -92,10 +107,11 @@ class Progress {
   Clock::time_point window_start_;
   uint64_t window_done_ = 0;
   double rate_ = 0;
-  std::atomic<int> last_percent_{-1};  // kPercent: reported; kLines: 10 % step printed
-  Clock::time_point last_line_;
-  bool line_open_ = false;   // kBar: a frame is on screen without its newline
-  size_t frame_length_ = 0;  // kBar: the longest frame drawn, to blank it out
+  std::atomic<int> last_percent_{-1};  // kPercent: reported; kLines: in the last line
+  Clock::time_point last_line_;        // kLines: when the last line was written
+  unsigned spin_ = 0;                  // frames drawn, to turn the spinner
+  bool line_open_ = false;             // kBar: a frame is on screen without its newline
+  size_t frame_columns_ = 0;           // kBar: the widest frame drawn, to blank it out
   bool finished_ = false;
 };
 

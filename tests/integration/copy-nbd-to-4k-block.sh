@@ -34,7 +34,7 @@ for opts in "" "--synchronous" "--allocated" "-S 0" "--request-size=4K -R 4"; do
     [[ $(blockdev --getss "$LOOPDEV") -eq 4096 ]] || skip "loop device without 4K sectors"
     # shellcheck disable=SC2086
     run_copy -v $opts "$(uri_for src)" "$LOOPDEV"
-    grep -q "dst: size=$size block_min=4096" "$T/cmd.err" ||
+    grep -q "dst: size=$size (.*), preferred block size=[0-9]* block_min=4096" "$T/cmd.err" ||
         fail "[$opts] the 4K logical sector was not seen: $(grep dst: "$T/cmd.err")"
     grep -q "alignment=4096" "$T/cmd.err" || fail "[$opts] requests not aligned to 4096"
     detach_loop "$LOOPDEV"

@@ -43,7 +43,7 @@ unchanged
 head -c $((size - MiB)) "$T/dst.raw" >"$T/small.raw"
 small_before=$(md5sum <"$T/small.raw")
 expect_fail "$NBDCOPY" --dirty-bitmap=b0 "$(uri_for src)" "$T/small.raw"
-expect_message "nbdcopy: $T/small.raw: source size $size is larger than destination size $((size - MiB))"
+expect_message "nbdcopy: error: destination size is smaller than source size ($T/small.raw: source $size bytes, destination $((size - MiB)) bytes)"
 [[ $(md5sum <"$T/small.raw") == "$small_before" ]] || fail "the small destination was modified"
 
 # Missing destination: not created.

@@ -69,7 +69,7 @@ prepare "$T/inc3.raw"
 run_copy -p --synchronous --dirty-bitmap=b0 "$(uri_for src)" "$T/inc3.raw"
 assert_incremental "$T/inc3.raw" "$T/fresh.raw" "$marker" "--synchronous"
 # -p in a log: the total is the dirty size (2.07 MiB), not the image's (32.0 MiB).
-grep -q "^nbdcopy: 100% 2.07 MiB of 2.07 MiB" "$T/cmd.err" ||
+grep -q "^█ 100% \[\*\{40\}\] 2.07 MiB of 2.07 MiB" "$T/cmd.err" ||
     fail "-p does not count the dirty bytes: $(tail -n 1 "$T/cmd.err")"
 
 # 4. --no-extents: the bitmap is still asked for, zero ranges are not trusted.

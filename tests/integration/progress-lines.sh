@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # -p when stderr is not a terminal (a log file): no carriage-return redraws,
-# only plain lines "nbdcopy: P% X of Y, RATE[, ETA t]" with P going up, and
-# a final line "nbdcopy: 100% ... in m:ss"; the copy is correct.
+# one frame a line, libnbd's frame then ours: "S PPP% [****----] X of Y[,
+# RATE][, ETA t]" with P going up, and a final line "█ 100% [****] ... in
+# m:ss"; the copy is correct.
 source "$(dirname "$0")/lib.sh"
 
 size=$((64 * MiB))
@@ -19,12 +20,12 @@ for mode in default --synchronous; do
     ! grep -q $'\r' "$T/err.txt" || fail "carriage returns in a log file"
     prev=-1
     while IFS= read -r line; do
-        [[ $line =~ ^nbdcopy:\ ([0-9]+)%\ [0-9.]+\ [KMG]?i?B\ of\ 64\.0\ MiB,\ ([0-9.]+\ [KMG]?i?B|--)/s(,\ (ETA|in)\ [0-9:]+)?$ ]] ||
+        [[ $line =~ ^.\ +([0-9]+)%\ \[[*-]{40}\]\ [0-9.]+\ [KMG]?i?B\ of\ 64\.0\ MiB,\ ([0-9.]+\ [KMG]?i?B|--)/s(,\ (ETA|in)\ [0-9:]+)?$ ]] ||
             fail "malformed line '$line'"
         ((BASH_REMATCH[1] >= prev)) || fail "percent went backwards: $prev then ${BASH_REMATCH[1]}"
         prev=${BASH_REMATCH[1]}
     done <"$T/err.txt"
-    [[ $(tail -n 1 "$T/err.txt") =~ ^nbdcopy:\ 100%\ 64\.0\ MiB\ of\ 64\.0\ MiB,\ .*,\ in\ [0-9]+:[0-9]{2}$ ]] ||
+    [[ $(tail -n 1 "$T/err.txt") =~ ^█\ 100%\ \[\*{40}\]\ 64\.0\ MiB\ of\ 64\.0\ MiB,\ .*,\ in\ [0-9]+:[0-9]{2}$ ]] ||
         fail "no final line: '$(tail -n 1 "$T/err.txt")'"
     [[ $(grep -c ' 100% ' "$T/err.txt") -eq 1 ]] || fail "100% reported more than once"
 done

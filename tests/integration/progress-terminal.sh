@@ -23,18 +23,24 @@ grep -q $'\r' "$T/tty.txt" || fail "no carriage-return redraws on a terminal"
 # The terminal turns "\n" into "\r\n"; the last frame follows the last bare "\r".
 last=$(sed 's/\r$//' "$T/tty.txt" | tail -n 1 | awk -F'\r' '{print $NF}' | sed 's/ *$//')
 msg "last frame: '$last'"
-[[ $last =~ ^100%\ \[#{20}\]\ \ 64\.0\ MiB\ of\ 64\.0\ MiB\ \ [0-9.]+\ [KMG]?i?B/s\ \ in\ [0-9]+:[0-9]{2}$ ]] ||
+[[ $last =~ ^█\ 100%\ \[\*{40}\]\ 64\.0\ MiB\ of\ 64\.0\ MiB,\ [0-9.]+\ [KMG]?i?B/s,\ in\ [0-9]+:[0-9]{2}$ ]] ||
     fail "unexpected last frame '$last'"
 [[ $(tail -c 2 "$T/tty.txt" | od -An -c | tr -d ' ') == '\r\n' ]] ||
     fail "the bar does not end with a newline"
 [[ $(grep -c 'nbdcopy:' "$T/tty.txt") -eq 0 ]] || fail "unexpected messages: $(cat "$T/tty.txt")"
 
-msg "-p on a 40-column terminal: frames are cut to fit, never wrapped"
+msg "-p on 80- and 40-column terminals: frames fit, never wrapped"
+pty_run --columns 80 "$T/eighty.txt" "$NBDCOPY" -p "$T/src.img" "$T/out.img" ||
+    fail "copy on an 80-column terminal failed"
+longest=$(tr '\r' '\n' <"$T/eighty.txt" | wc -L)
+((longest <= 79)) || fail "a frame of $longest columns on an 80-column terminal"
+grep -q '█ 100% \[\*\{40\}\] 64.0 MiB of 64.0 MiB' "$T/eighty.txt" ||
+    fail "no final frame with the amounts on an 80-column terminal"
 pty_run --columns 40 "$T/narrow.txt" "$NBDCOPY" -p "$T/src.img" "$T/out.img" ||
     fail "copy on a narrow terminal failed"
 longest=$(tr '\r' '\n' <"$T/narrow.txt" | wc -L)
 ((longest <= 39)) || fail "a frame of $longest columns on a 40-column terminal"
-grep -q '100% \[####################\]' "$T/narrow.txt" || fail "no final frame on a narrow terminal"
+grep -q '█ 100% \[\*\{30\}\]' "$T/narrow.txt" || fail "no final frame on a narrow terminal"
 
 msg "Ctrl-C on a terminal during a copy from [ nbdkit ]"
 rm -f "$T/out.img" "$T/child.pid"

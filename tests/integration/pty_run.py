@@ -3,10 +3,13 @@
 everything it prints to OUTFILE; exits with its exit status (128 + N if a
 signal N killed it).
 
-usage: pty_run.py [--columns N] [--ctrl-c-after REGEX | --hang-up-after REGEX]
-                 OUTFILE CMD [ARGS...]
+usage: pty_run.py [--columns N] [--touch-after REGEX FILE]
+                 [--ctrl-c-after REGEX | --hang-up-after REGEX] OUTFILE CMD [ARGS...]
 
 --columns: the terminal's width (default: whatever the system gives).
+
+--touch-after: once the output matches REGEX, create FILE (a trigger for a
+server's fault injection, such as nbdkit's error filter's error-file).
 
 --ctrl-c-after: once the output matches REGEX, type Ctrl-C on the terminal,
 as a user would (the line discipline sends SIGINT to the whole foreground
@@ -35,6 +38,10 @@ def main():
     if args[0] == "--columns":
         columns = int(args[1])
         args = args[2:]
+    touch_after = None
+    if args[0] == "--touch-after":
+        touch_after = (re.compile(args[1].encode()), args[2])
+        args = args[3:]
     hang_up_after = None
     if args[0] == "--ctrl-c-after":
         ctrl_c_after = re.compile(args[1].encode())
@@ -68,6 +75,9 @@ def main():
         if not chunk:
             break
         output += chunk
+        if touch_after and touch_after[0].search(output):
+            open(touch_after[1], "w").close()
+            touch_after = None
         if ctrl_c_after and not typed and ctrl_c_after.search(output):
             os.write(master, b"\x03")
             typed = True

@@ -1,10 +1,12 @@
 #include "nbdcopy/progress.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <regex>
+#include <vector>
 
 namespace nbdcopy {
 namespace {
@@ -42,29 +44,87 @@ ProgressSnapshot Snapshot(uint64_t done, std::optional<uint64_t> total, double r
   return snapshot;
 }
 
-TEST(RenderTest, BarShowsPercentAmountsRateAndEta) {
-  ProgressSnapshot snapshot = Snapshot(1024 * kMiB, 4096 * kMiB, 256.0 * kMiB);
-  EXPECT_EQ(RenderBar(snapshot),
-            " 25% [#####...............]  1.00 GiB of 4.00 GiB  256 MiB/s  ETA 0:12");
-  snapshot.rate = 0;
-  EXPECT_EQ(RenderBar(snapshot), " 25% [#####...............]  1.00 GiB of 4.00 GiB  --/s");
+// libnbd's frame, which programs parse: the part every frame starts with.
+std::string Upstream(const char* spinner, int percent, int stars) {
+  return fmt::format("{} {:3}% [{}{}]", spinner, percent, std::string(stars, '*'),
+                     std::string(40 - stars, '-'));
 }
 
-TEST(RenderTest, FinalFrameShowsElapsedAndHundred) {
+// Forklift's expression, as its Go monitor applies it to a line.
+bool ForkliftMatches(const std::string& line, int* percent) {
+  static const std::regex expression(R"(.+ (\d+)% \[[*-]+\])");
+  std::smatch match;
+  if (!std::regex_search(line, match, expression)) return false;
+  *percent = std::stoi(match[1]);
+  return true;
+}
+
+TEST(RenderTest, FrameOnA200ColumnTerminalHasEverything) {
+  ProgressSnapshot snapshot = Snapshot(1024 * kMiB, 4096 * kMiB, 256.0 * kMiB);
+  std::string frame = RenderFrame(snapshot, 1, 200);
+  EXPECT_EQ(frame, Upstream("▐", 25, 10) + " 1.00 GiB of 4.00 GiB, 256 MiB/s, ETA 0:12");
+  int percent = -1;
+  EXPECT_TRUE(ForkliftMatches(frame, &percent));
+  EXPECT_EQ(percent, 25);
+  snapshot.rate = 0;  // not known yet: no ETA either
+  EXPECT_EQ(RenderFrame(snapshot, 0, 200), Upstream("▝", 25, 10) + " 1.00 GiB of 4.00 GiB, --/s");
+}
+
+TEST(RenderTest, FrameOnAn80ColumnTerminalKeepsTheBytes) {
+  ProgressSnapshot snapshot = Snapshot(1024 * kMiB, 4096 * kMiB, 256.0 * kMiB);
+  std::string frame = RenderFrame(snapshot, 2, 80);
+  EXPECT_EQ(frame, Upstream("▗", 25, 10) + " 1.00 GiB of 4.00 GiB");
+  EXPECT_LE(FrameColumns(frame), 79u);
+  // Shorter amounts leave room for the ETA, still not for the rate.
+  snapshot = Snapshot(512 * 1024, 2 * kMiB, 512.0 * 1024);
+  frame = RenderFrame(snapshot, 2, 80);
+  EXPECT_EQ(frame, Upstream("▗", 25, 10) + " 512 KiB of 2.00 MiB, ETA 0:03");
+  EXPECT_LE(FrameColumns(frame), 79u);
+}
+
+TEST(RenderTest, FrameOnA40ColumnTerminalShortensTheBarWithoutWrapping) {
+  ProgressSnapshot snapshot = Snapshot(1024 * kMiB, 4096 * kMiB, 256.0 * kMiB);
+  std::string frame = RenderFrame(snapshot, 3, 40);
+  // 39 columns: the frame's fixed part and 30 cells, no extras.
+  EXPECT_EQ(frame, "▃  25% [********----------------------]");
+  EXPECT_EQ(FrameColumns(frame), 39u);
+  int percent = -1;
+  EXPECT_TRUE(ForkliftMatches(frame, &percent));
+  EXPECT_EQ(percent, 25);
+}
+
+TEST(RenderTest, CellsAreCountedAsLibnbdCountsThem) {
+  // One cell for each started fortieth of the copy.
+  EXPECT_EQ(RenderFrame(Snapshot(0, 4000), 0, 0), Upstream("▝", 0, 0) + " 0 B of 3.91 KiB, --/s");
+  EXPECT_EQ(RenderFrame(Snapshot(1, 4000), 0, 0).substr(0, 51), Upstream("▝", 0, 1));
+  EXPECT_EQ(RenderFrame(Snapshot(3999, 4000), 0, 0).substr(0, 51), Upstream("▝", 99, 40));
+}
+
+TEST(RenderTest, FinalFrameIsLibnbdsHundredFrameThenElapsed) {
   ProgressSnapshot snapshot = Snapshot(4 * kMiB, 4 * kMiB, 2.0 * kMiB, 2s);
-  EXPECT_EQ(RenderBar(snapshot),
-            "100% [####################]  4.00 MiB of 4.00 MiB  2.00 MiB/s  in 0:02");
-  EXPECT_EQ(RenderLine(snapshot), "nbdcopy: 100% 4.00 MiB of 4.00 MiB, 2.00 MiB/s, in 0:02");
+  EXPECT_EQ(RenderFrame(snapshot, 5, 0),
+            Upstream("█", 100, 40) + " 4.00 MiB of 4.00 MiB, 2.00 MiB/s, in 0:02");
+  EXPECT_EQ(RenderFrame(snapshot, 5, 80),
+            Upstream("█", 100, 40) + " 4.00 MiB of 4.00 MiB, in 0:02");
 }
 
 TEST(RenderTest, UnfinishedCopyNeverShowsHundred) {
   ProgressSnapshot snapshot = Snapshot(4 * kMiB, 4 * kMiB);
-  EXPECT_EQ(RenderLine(snapshot), "nbdcopy: 99% 4.00 MiB of 4.00 MiB, --/s");
+  EXPECT_EQ(RenderFrame(snapshot, 0, 0), Upstream("▝", 99, 40) + " 4.00 MiB of 4.00 MiB, --/s");
 }
 
-TEST(RenderTest, StreamHasNoPercent) {
+TEST(RenderTest, SpinnerTurnsThroughLibnbdsEightCharacters) {
+  std::string spinners;
+  for (unsigned spin = 0; spin < 9; ++spin)
+    spinners += RenderFrame(Snapshot(0, 1), spin, 0).substr(0, 3);
+  EXPECT_EQ(spinners, "▝▐▗▃▖▍▘▀▝");
+}
+
+TEST(RenderTest, StreamHasNoPercentUntilItEnds) {
   ProgressSnapshot snapshot = Snapshot(5 * kMiB, std::nullopt, 1.0 * kMiB);
-  EXPECT_EQ(RenderBar(snapshot), "5.00 MiB  1.00 MiB/s");
+  EXPECT_EQ(RenderFrame(snapshot, 0, 0), "▝ 5.00 MiB, 1.00 MiB/s");
+  snapshot.elapsed = 5s;
+  EXPECT_EQ(RenderFrame(snapshot, 0, 0), Upstream("█", 100, 40) + " 5.00 MiB, 1.00 MiB/s, in 0:05");
 }
 
 // Captures what a Progress writes, with a clock the test moves.
@@ -122,7 +182,7 @@ TEST(ProgressTest, BarRedrawsAtMostTenTimesASecondAndEndsItsLine) {
   EXPECT_EQ(std::count(text.begin(), text.end(), '\r'), 3) << text;  // Start, first Add, later Add
   EXPECT_EQ(text.back(), '\n');
   EXPECT_EQ(text.find("100%"), std::string::npos);
-  EXPECT_NE(text.find(" 51% "), std::string::npos) << text;
+  EXPECT_NE(text.find(Upstream("▗", 51, 21)), std::string::npos) << text;
 }
 
 TEST(ProgressTest, BarFinishDrawsHundredOnceWithNewline) {
@@ -139,48 +199,77 @@ TEST(ProgressTest, BarFinishDrawsHundredOnceWithNewline) {
   EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 1);
   std::string last = text.substr(text.rfind('\r') + 1);
   last.erase(last.find_last_not_of(" \n") + 1);  // frames are padded to blank longer ones
-  EXPECT_EQ(last, "100% [####################]  4.00 MiB of 4.00 MiB  2.00 MiB/s  in 0:02");
+  EXPECT_EQ(last, Upstream("█", 100, 40) + " 4.00 MiB of 4.00 MiB, 2.00 MiB/s, in 0:02");
 }
 
-TEST(ProgressTest, LinesEveryTenPercentOrFiveSecondsAndAFinalLine) {
+// The lines Progress wrote, each checked against Forklift's expression;
+// returns the percents in order.
+std::vector<int> ForkliftPercents(const std::string& text) {
+  std::vector<int> percents;
+  size_t begin = 0;
+  for (size_t end; (end = text.find('\n', begin)) != std::string::npos; begin = end + 1) {
+    int percent = -1;
+    EXPECT_TRUE(ForkliftMatches(text.substr(begin, end - begin), &percent))
+        << text.substr(begin, end - begin);
+    percents.push_back(percent);
+  }
+  EXPECT_EQ(begin, text.size()) << "an unfinished line";
+  return percents;
+}
+
+TEST(ProgressTest, LinesOnEachWholePercentAtMostOneASecond) {
   Capture capture;
   Progress progress(ProgressStyle::kLines, capture.fd(), 100 * kMiB, capture.clock());
   progress.Start();
+  EXPECT_EQ(ForkliftPercents(capture.Take()), std::vector<int>{0});
   for (int i = 0; i < 25; ++i) {
     capture.now += 200ms;  // past the redraw interval every time
     progress.Add(kMiB);
   }
-  // 10 % and 20 %, no other line although Add ran 25 times.
+  // A percent a step, but one line a second: 5 lines in 5 seconds.
   std::string text = capture.Take();
-  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 2) << text;
-  EXPECT_NE(text.find("nbdcopy: 10% "), std::string::npos) << text;
-  EXPECT_NE(text.find("nbdcopy: 20% "), std::string::npos) << text;
   EXPECT_EQ(text.find('\r'), std::string::npos);
+  EXPECT_EQ(ForkliftPercents(text), (std::vector<int>{5, 10, 15, 20, 25})) << text;
 
-  capture.now += 6s;  // quiet for a while: a line without a new step
-  progress.Add(kMiB);
-  // The rate is measured over the last window: 6 MiB in 7 s.
-  EXPECT_EQ(capture.Take(), "nbdcopy: 26% 26.0 MiB of 100 MiB, 878 KiB/s, ETA 1:27\n");
+  capture.now += 3s;  // no new percent: nothing
+  progress.Add(kMiB / 2);
+  EXPECT_EQ(capture.Take(), "");
+  capture.now += 8s;  // quiet for 10 s: a line without a new percent
+  progress.Add(kMiB / 4);
+  // The rate is measured over the last window: 0.25 MiB in 8 s.
+  EXPECT_EQ(capture.Take(),
+            Upstream("▘", 25, 11) + " 25.8 MiB of 100 MiB, 32.0 KiB/s, ETA 39:36\n");
 
-  progress.Add(74 * kMiB);
+  progress.Add(74 * kMiB + kMiB / 4);
   capture.now += 100ms;
   progress.Finish();
-  text = capture.Take();
-  EXPECT_TRUE(text.ends_with("nbdcopy: 100% 100 MiB of 100 MiB, 9.01 MiB/s, in 0:11\n")) << text;
+  EXPECT_EQ(capture.Take(), Upstream("█", 100, 40) + " 100 MiB of 100 MiB, 6.21 MiB/s, in 0:16\n");
 }
 
-TEST(ProgressTest, StreamOfUnknownLengthGetsTimedLinesWithoutPercent) {
+TEST(ProgressTest, LinesOfAnUnfinishedCopyStopBelowHundred) {
+  Capture capture;
+  {
+    Progress progress(ProgressStyle::kLines, capture.fd(), 100, capture.clock());
+    progress.Start();
+    capture.now += 2s;
+    progress.Add(100);  // every byte counted, but the copy failed before the end
+  }
+  EXPECT_EQ(ForkliftPercents(capture.Take()), (std::vector<int>{0, 99}));
+}
+
+TEST(ProgressTest, StreamOfUnknownLengthGetsQuietLinesThenAHundredFrame) {
   Capture capture;
   Progress progress(ProgressStyle::kLines, capture.fd(), std::nullopt, capture.clock());
   progress.Start();
-  capture.now += 1s;
-  progress.Add(kMiB);
-  EXPECT_EQ(capture.Take(), "");  // no 10 % steps to report, and not quiet for long
+  EXPECT_EQ(capture.Take(), "▝ 0 B, --/s\n");
   capture.now += 5s;
   progress.Add(kMiB);
-  EXPECT_EQ(capture.Take(), "nbdcopy: 2.00 MiB, 341 KiB/s\n");
+  EXPECT_EQ(capture.Take(), "");  // no percent to report, and not quiet for long
+  capture.now += 6s;
+  progress.Add(kMiB);
+  EXPECT_EQ(capture.Take(), "▐ 2.00 MiB, 171 KiB/s\n");
   progress.Finish();
-  EXPECT_EQ(capture.Take(), "nbdcopy: 2.00 MiB, 341 KiB/s, in 0:06\n");
+  EXPECT_EQ(capture.Take(), Upstream("█", 100, 40) + " 2.00 MiB, 186 KiB/s, in 0:11\n");
 }
 
 TEST(ProgressTest, EmptyImageReportsZeroThenHundred) {
