@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "fuzz_check.h"
-#include "nbdcopy/blkhash.h"
+#include "hash/blkhash.h"
 
 namespace {
 

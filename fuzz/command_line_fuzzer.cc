@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "fuzz_check.h"
-#include "nbdcopy/endpoint_spec.h"
+#include "endpoints/endpoint_spec.h"
 #include "nbdcopy/options.h"
 
 namespace {

@@ -17,8 +17,8 @@
 #include <vector>
 
 #include "fuzz_check.h"
-#include "nbdcopy/endpoint_spec.h"
-#include "nbdcopy/nbd_tls.h"
+#include "endpoints/endpoint_spec.h"
+#include "endpoints/nbd/nbd_tls.h"
 
 namespace {
 

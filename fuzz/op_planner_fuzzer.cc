@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "fuzz_check.h"
-#include "nbdcopy/op_planner.h"
+#include "plan/op_planner.h"
 
 namespace {
 

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "fuzz_check.h"
-#include "nbdcopy/work_map.h"
+#include "plan/work_map.h"
 
 namespace {
 

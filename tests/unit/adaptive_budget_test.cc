@@ -1,4 +1,4 @@
-#include "nbdcopy/adaptive_budget.h"
+#include "engine/adaptive_budget.h"
 
 #include <gtest/gtest.h>
 

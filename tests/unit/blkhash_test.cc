@@ -1,4 +1,4 @@
-#include "nbdcopy/blkhash.h"
+#include "hash/blkhash.h"
 
 #include <gtest/gtest.h>
 

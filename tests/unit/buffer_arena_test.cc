@@ -1,4 +1,4 @@
-#include "nbdcopy/buffer_arena.h"
+#include "engine/buffer_arena.h"
 
 #include <gtest/gtest.h>
 

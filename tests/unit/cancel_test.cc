@@ -6,8 +6,8 @@
 #include <cstring>
 
 #include "memory_endpoint.h"
-#include "nbdcopy/parallel_copy.h"
-#include "nbdcopy/sync_copy.h"
+#include "engine/parallel_copy.h"
+#include "engine/sync_copy.h"
 
 namespace nbdcopy {
 namespace {

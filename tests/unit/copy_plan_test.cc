@@ -1,4 +1,4 @@
-#include "nbdcopy/copy_plan.h"
+#include "plan/copy_plan.h"
 
 #include <gtest/gtest.h>
 

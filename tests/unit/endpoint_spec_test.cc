@@ -1,4 +1,4 @@
-#include "nbdcopy/endpoint_spec.h"
+#include "endpoints/endpoint_spec.h"
 
 #include <gtest/gtest.h>
 

@@ -5,9 +5,9 @@
 #include <random>
 
 #include "memory_endpoint.h"
-#include "nbdcopy/incremental.h"
-#include "nbdcopy/parallel_copy.h"
-#include "nbdcopy/sync_copy.h"
+#include "plan/incremental.h"
+#include "engine/parallel_copy.h"
+#include "engine/sync_copy.h"
 
 namespace nbdcopy {
 namespace {

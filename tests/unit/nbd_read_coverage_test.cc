@@ -2,7 +2,7 @@
 // chunks cover the requested range exactly once, in any order.
 #include <gtest/gtest.h>
 
-#include "nbdcopy/nbd_endpoint.h"
+#include "endpoints/nbd/nbd_endpoint.h"
 
 namespace nbdcopy {
 namespace {

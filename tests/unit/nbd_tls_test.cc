@@ -1,4 +1,4 @@
-#include "nbdcopy/nbd_tls.h"
+#include "endpoints/nbd/nbd_tls.h"
 
 #include <gtest/gtest.h>
 

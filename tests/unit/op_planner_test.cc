@@ -1,4 +1,4 @@
-#include "nbdcopy/op_planner.h"
+#include "plan/op_planner.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "nbdcopy/parallel_copy.h"
+#include "engine/parallel_copy.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "nbdcopy/progress.h"
+#include "job/progress.h"
 
 #include <fcntl.h>
 #include <fmt/format.h>

@@ -1,4 +1,4 @@
-#include "nbdcopy/report.h"
+#include "job/report.h"
 
 #include <gtest/gtest.h>
 #include <signal.h>

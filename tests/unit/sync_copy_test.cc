@@ -1,4 +1,4 @@
-#include "nbdcopy/sync_copy.h"
+#include "engine/sync_copy.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -7,7 +7,7 @@
 #include <string>
 
 #include "memory_endpoint.h"
-#include "nbdcopy/zero_detect.h"
+#include "base/zero_detect.h"
 
 namespace nbdcopy {
 namespace {

@@ -1,4 +1,4 @@
-#include "nbdcopy/work_map.h"
+#include "plan/work_map.h"
 
 #include <gtest/gtest.h>
 

@@ -1,0 +1,160 @@
+// An NBD server reached through libnbd: by URI (nbd://, nbds+unix://, vsock,
+// TLS with tls-psk-file=) or as "[ CMD ARGS ... ]", a server that libnbd
+// starts with systemd socket activation and stops when the handle closes.
+//
+// Every libnbd call is asynchronous underneath, synchronous ones included,
+// so one rule covers the handshake and every request: a server that sends
+// nothing for `timeout_seconds` while something waits for it (a hung or
+// hostile server) has its connection abandoned, and whatever waited fails
+// with a message that says so. Replies are checked beyond what libnbd
+// 1.14 checks: a read must be covered by the server's chunks exactly once,
+// and only the first block-status chunk of a reply is believed.
+#ifndef NBDCOPY_NBD_ENDPOINT_H_
+#define NBDCOPY_NBD_ENDPOINT_H_
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "nbdcopy/endpoint.h"
+#include "endpoints/endpoint_spec.h"
+
+struct nbd_handle;
+
+namespace nbdcopy {
+
+// libnbd's last error message in this thread.
+std::string LibnbdError();
+
+struct NbdHandleCloser {
+  void operator()(nbd_handle* handle) const;
+};
+using NbdHandle = std::unique_ptr<nbd_handle, NbdHandleCloser>;
+
+class NbdEndpoint : public Endpoint {
+ public:
+  // REQUIRES spec.kind is kNbdUri or kCommand. debug turns on libnbd's
+  // debug messages (stderr). A non-empty dirty_bitmap asks for the meta
+  // context "qemu:dirty-bitmap:NAME" as well and fails unless the server
+  // offers it; Extents() then marks the unchanged ranges clean.
+  // timeout_seconds: how long the server may stay silent while something
+  // waits for it; 0 waits forever.
+  static Result<std::unique_ptr<NbdEndpoint>> Connect(const EndpointSpec& spec, Role role,
+                                                      bool debug,
+                                                      const std::string& dirty_bitmap = "",
+                                                      unsigned timeout_seconds = 0);
+  ~NbdEndpoint() override;
+
+  const std::string& name() const override { return name_; }
+  const EndpointInfo& info() const override { return info_; }
+  Result<size_t> Read(uint64_t offset, std::span<std::byte> buffer) override;
+  Status Write(uint64_t offset, std::span<const std::byte> data) override;
+  Status Zero(uint64_t offset, uint64_t length, bool allocate) override;
+  Status Flush() override;
+  Status Extents(uint64_t offset, uint64_t length, std::vector<Extent>* out) override;
+  Result<std::unique_ptr<Endpoint>> Connect() override;
+
+  void StartRead(uint64_t offset, std::span<std::byte> buffer, uint64_t tag) override;
+  void StartWrite(uint64_t offset, std::span<const std::byte> data, uint64_t tag) override;
+  void StartZero(uint64_t offset, uint64_t length, bool allocate, uint64_t tag) override;
+  void TakeCompletions(std::vector<Completion>* out) override;
+  PollInterest poll_interest() const override;
+  void OnPollEvents(short revents) override;
+
+  // One asynchronous command: what libnbd's callbacks need to report it.
+  // Pooled, so a steady copy allocates none.
+  struct Command {
+    NbdEndpoint* endpoint;
+    const char* op;
+    uint64_t offset;
+    uint64_t length;
+    uint64_t tag;
+    // Reads: the chunks the server sent. In-order chunks only move
+    // `filled`; others are kept to be checked at the end.
+    uint64_t filled;
+    std::vector<std::pair<uint64_t, uint64_t>> scattered;  // offset, length
+    bool Covered() const;
+  };
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  NbdEndpoint(const EndpointSpec& spec, Role role, bool debug, std::string dirty_bitmap,
+              unsigned timeout_seconds, NbdHandle handle)
+      : spec_(spec),
+        role_(role),
+        debug_(debug),
+        dirty_bitmap_(std::move(dirty_bitmap)),
+        timeout_(timeout_seconds),
+        name_(DisplayName(spec)),
+        handle_(std::move(handle)) {}
+  // Drives the handshake that nbd_aio_connect* began; false if it failed
+  // (connection_error_ or libnbd's last error says why).
+  bool FinishConnecting();
+  Status LastError(const char* op, uint64_t offset, uint64_t length) const;
+  // The request covers the short last block of an export whose size is not
+  // a multiple of the minimum block size: libnbd's alignment check would
+  // refuse it, yet the protocol allows it.
+  bool IsShortTail(uint64_t offset, uint64_t length) const;
+  // Runs `start` (a libnbd call) with the alignment check off for short tails.
+  template <typename Call>
+  int WithTailAllowed(uint64_t offset, uint64_t length, Call start);
+  Command* NewCommand(const char* op, uint64_t offset, uint64_t length, uint64_t tag);
+  // Records the end of command (error_number 0 = success) and recycles it.
+  void Finish(Command* command, int error_number);
+  // A Start* call that libnbd refused: report it as a completion.
+  void FailToStart(Command* command);
+  static int OnCommandDone(void* user_data, int* error);
+  static int OnReadChunk(void* user_data, const void* data, size_t count, uint64_t offset,
+                         unsigned status, int* error);
+  // One block-status request; appends what the reply describes.
+  Status BlockStatus(uint64_t offset, uint64_t length, std::vector<Extent>* out);
+  // Waits for the operation that start() begins with kSyncTag.
+  template <typename Start>
+  Status RunSync(Start start);
+  // Waits for the connection once (at most until the silence limit);
+  // false once the connection is dead.
+  bool PollOnce();
+  // Whether the server owes us something: a handshake step or a reply.
+  bool Waiting() const;
+  int MillisecondsLeft() const;
+  // Gives up on a silent server: ends the connection, which fails every
+  // command waiting on it.
+  void Abandon();
+  // Gives the commands libnbd aborted (ENOTCONN) the reason the
+  // connection died, once known.
+  void ExplainAborted();
+  // "<name>: <op> at offset <offset> length <length>: <why>", or
+  // "<name>: flush: <why>".
+  Status OpError(const char* op, uint64_t offset, uint64_t length, const std::string& why,
+                 int error_number) const;
+
+  const EndpointSpec spec_;
+  const Role role_;
+  const bool debug_;
+  const std::string dirty_bitmap_;  // "" or the bitmap's NAME
+  std::string dirty_context_;       // "" or "qemu:dirty-bitmap:NAME"
+  const unsigned timeout_;          // seconds; 0: none
+  std::string name_;
+  EndpointInfo info_;
+  bool can_zero_ = false;
+  std::vector<std::unique_ptr<Command>> commands_;  // owns every Command
+  std::vector<Command*> free_commands_;
+  Clock::time_point last_heard_;  // the last sign of life from the server
+  std::string connection_error_;  // why the connection died, once it has
+  bool disconnecting_ = false;    // waiting for the server to hang up
+  struct Aborted {
+    size_t index;  // in completions_
+    const char* op;
+    uint64_t offset;
+    uint64_t length;
+  };
+  std::vector<Aborted> aborted_;  // not yet explained
+  // Last, so it closes first: closing may still run completion callbacks.
+  NbdHandle handle_;
+};
+
+}  // namespace nbdcopy
+
+#endif  // NBDCOPY_NBD_ENDPOINT_H_

@@ -1,0 +1,67 @@
+#include "engine/adaptive_budget.h"
+
+#include <algorithm>
+#include <bit>
+
+namespace nbdcopy {
+
+AdaptiveBudget::AdaptiveBudget(uint64_t min_request, uint64_t max_request, uint64_t limit)
+    : min_request_(min_request),
+      max_request_(max_request),
+      limit_(limit),
+      unit_(max_request),
+      budget_(std::min(limit, 4 * max_request)) {}
+
+double AdaptiveBudget::rate() const {
+  return *std::max_element(window_rates_.begin(), window_rates_.end());
+}
+
+void AdaptiveBudget::OnDone(uint64_t bytes, Clock::time_point started, bool alone,
+                            Clock::time_point now) {
+  if (window_start_ == Clock::time_point()) {
+    window_start_ = started;
+    last_probe_ = started;
+  }
+  if (alone && !probing_) round_trip_ = std::min(round_trip_, now - started);
+  if (probing_ && alone) {
+    probe_best_ = std::min(probe_best_, now - started);
+    if (++probe_samples_ >= kProbeSamples) {
+      probing_ = false;
+      round_trip_ = probe_best_;
+      last_probe_ = now;
+      // The probe's own window measured a drained pipeline: not a rate.
+      window_start_ = now;
+      window_bytes_ = 0;
+      return;
+    }
+  }
+  window_bytes_ += bytes;
+  auto window = std::max<Clock::duration>(
+      kMinWindow, round_trip_ == Clock::duration::max() ? kMinWindow : 4 * round_trip_);
+  if (!probing_ && now - window_start_ >= window) EndWindow(now);
+}
+
+void AdaptiveBudget::EndWindow(Clock::time_point now) {
+  double seconds = std::chrono::duration<double>(now - window_start_).count();
+  window_rates_[next_window_++ % window_rates_.size()] = window_bytes_ / seconds;
+  window_start_ = now;
+  window_bytes_ = 0;
+  double product = rate() * std::chrono::duration<double>(round_trip_).count();
+  uint64_t wanted = static_cast<uint64_t>(kGain * product);
+  unit_ = std::clamp<uint64_t>(std::bit_floor(std::max<uint64_t>(wanted / kRequestsPerBudget, 1)),
+                               min_request_, max_request_);
+  // Whole requests: a budget of 1.9 requests would admit only one.
+  wanted = (wanted + unit_ - 1) / unit_ * unit_;
+  budget_ = std::clamp<uint64_t>(wanted, std::min(limit_, unit_), limit_);
+  // A probe costs about three round trips of a drained pipeline: one
+  // every kProbeSpacing round trips costs a few percent.
+  auto interval = std::clamp<Clock::duration>(kProbeSpacing * round_trip_, kMinProbeInterval,
+                                              kMaxProbeInterval);
+  if (now - last_probe_ >= interval) {
+    probing_ = true;
+    probe_samples_ = 0;
+    probe_best_ = Clock::duration::max();
+  }
+}
+
+}  // namespace nbdcopy

@@ -1,0 +1,319 @@
+#include "nbdcopy/copy_job.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+
+#include "hash/blkhash.h"
+#include "nbdcopy/cancel.h"
+#include "plan/copy_plan.h"
+#include "endpoints/endpoint_spec.h"
+#include "plan/incremental.h"
+#include "endpoints/local_endpoints.h"
+#include "endpoints/open_endpoint.h"
+#include "engine/parallel_copy.h"
+#include "endpoints/prefix_endpoint.h"
+#include "job/progress.h"
+#include "job/report.h"
+#include "engine/sync_copy.h"
+#include "base/unique_fd.h"
+
+namespace nbdcopy {
+
+namespace {
+
+// Copying a file onto itself would destroy it when the destination is
+// truncated, before a single byte is read.
+Status CheckNotSameFile(const EndpointSpec& source, const EndpointSpec& destination) {
+  if (source.kind != EndpointKind::kLocalPath || destination.kind != EndpointKind::kLocalPath) {
+    return Status::Ok();
+  }
+  struct stat a, b;
+  if (stat(source.text.c_str(), &a) == 0 && stat(destination.text.c_str(), &b) == 0 &&
+      S_ISREG(a.st_mode) && a.st_dev == b.st_dev && a.st_ino == b.st_ino) {
+    return Status::Error(destination.text + ": source and destination are the same file");
+  }
+  return Status::Ok();
+}
+
+// Everything about the command line that can be refused before any
+// endpoint is opened.
+Status CheckOptions(const Options& options, const EndpointSpec& destination) {
+  if (options.progress == ProgressMode::kFd && fcntl(options.progress_fd, F_GETFD) == -1) {
+    return Status::Error(
+        fmt::format("--progress={}: not an open file descriptor", options.progress_fd));
+  }
+  bool hashing = options.blkhash.has_value();
+  if (options.blkhash_file && !hashing) {
+    return Status::Error("--blkhash-file: needs --blkhash");
+  }
+  if (options.json && !options.json_file && destination.kind == EndpointKind::kStdio) {
+    return Status::Error(
+        "--json: the report would be mixed into the data on stdout; "
+        "use --json=FILE");
+  }
+  if (hashing && !options.blkhash_file && destination.kind == EndpointKind::kStdio) {
+    return Status::Error(
+        "--blkhash: the digest would be mixed into the data on stdout; "
+        "use --blkhash-file");
+  }
+  if (options.verify &&
+      (destination.kind == EndpointKind::kNull || destination.kind == EndpointKind::kStdio)) {
+    return Status::Error("--verify: " + destination.text + " cannot be read back");
+  }
+  return Status::Ok();
+}
+
+void PrintStats(const CopyStats& stats) {
+  std::fprintf(stderr,
+               "nbdcopy: workers=%u max_requests_in_flight=%u max_bytes_in_flight=%llu "
+               "read=%llu written=%llu zeroed=%llu skipped=%llu cloned=%llu maps=%llu extents=%llu "
+               "unmapped=%llu\n",
+               stats.workers, stats.max_requests_in_flight,
+               static_cast<unsigned long long>(stats.max_bytes_in_flight),
+               static_cast<unsigned long long>(stats.bytes_read),
+               static_cast<unsigned long long>(stats.bytes_written),
+               static_cast<unsigned long long>(stats.bytes_zeroed),
+               static_cast<unsigned long long>(stats.bytes_skipped),
+               static_cast<unsigned long long>(stats.bytes_cloned),
+               static_cast<unsigned long long>(stats.map.windows_asked),
+               static_cast<unsigned long long>(stats.map.extents),
+               static_cast<unsigned long long>(stats.map.bytes_unasked));
+}
+
+// Runs the right engine; returns the source's digest when hashing.
+// *stats receives the engine's statistics, even after a failure.
+Result<std::string> CopyAndHash(const Options& options, const CopyPlan& plan, Endpoint& source,
+                                Endpoint& destination, Progress& progress,
+                                const BlkhashSpec* hash_spec, uint64_t* length, CopyStats* stats) {
+  std::unique_ptr<Blkhash> hash;
+  if (hash_spec != nullptr) {
+    auto created = Blkhash::Create(*hash_spec);
+    if (!created.ok()) return created.status();
+    hash = std::move(created).value();
+  }
+  if (plan.synchronous) {
+    std::optional<SequentialBlkhash> sequential;
+    if (hash) sequential.emplace(*hash);
+    Status status = SyncCopy(plan, source, destination, progress,
+                             sequential ? &*sequential : nullptr, length, stats);
+    if (options.verbose) PrintStats(*stats);
+    if (!status.ok()) return status;
+    if (!sequential) return std::string();
+    return sequential->Finish();
+  }
+  Status status = ParallelCopy(plan, source, destination, progress, hash.get(), stats);
+  if (options.verbose) PrintStats(*stats);
+  if (!status.ok()) return status;
+  *length = *source.info().size;
+  if (!hash) return std::string();
+  return hash->Finish(*length);
+}
+
+// Reads the first `length` bytes of an endpoint (the destination, or the
+// source of an incremental copy) and hashes them.
+Result<std::string> HashImage(const Options& options, const CopyPlan& copy_plan, Endpoint& endpoint,
+                              uint64_t length, const BlkhashSpec& spec) {
+  PrefixEndpoint image(endpoint, length);
+  NullEndpoint discard;
+  CopyPlan plan = copy_plan;
+  plan.flush = false;
+  plan.skip_zero_ranges = false;
+  plan.use_extents = endpoint.info().can_extents;
+  plan.zero_extents = true;
+  plan.incremental = false;  // every byte
+  plan.sparse_size = 0;      // nothing is written
+  plan.synchronous = false;
+  Progress silent(ProgressMode::kNone, -1, length);
+  uint64_t hashed = 0;
+  CopyStats stats;
+  return CopyAndHash(options, plan, image, discard, silent, &spec, &hashed, &stats);
+}
+
+// Writes one line to the file at `path` (created or truncated), or to
+// stdout when there is none. `option` names the option in errors.
+Status WriteLine(const std::string& option, const std::optional<std::string>& path,
+                 const std::string& text) {
+  std::string line = text + "\n";
+  if (!path) {
+    if (std::fwrite(line.data(), 1, line.size(), stdout) != line.size() ||
+        std::fflush(stdout) != 0) {
+      return Status::FromErrno(option + ": stdout", errno);
+    }
+    return Status::Ok();
+  }
+  UniqueFd fd(open(path->c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, kNewFileMode));
+  if (!fd.valid() ||
+      write(fd.get(), line.data(), line.size()) != static_cast<ssize_t>(line.size())) {
+    return Status::FromErrno(option + ": " + *path, errno);
+  }
+  return Status::Ok();
+}
+
+// The job up to its Status, recording in *report what the JSON report
+// needs; *progress is created once the source's size is known, and left
+// for the caller to read and end.
+Status Copy(const Options& options, std::optional<Progress>* progress, RunReport* report) {
+  Result<EndpointSpec> source_spec = ClassifyEndpoint(options.source, Role::kSource);
+  if (!source_spec.ok()) return source_spec.status();
+  Result<EndpointSpec> destination_spec = ClassifyEndpoint(options.destination, Role::kDestination);
+  if (!destination_spec.ok()) return destination_spec.status();
+  report->source = DisplayName(*source_spec);
+  report->dirty_bitmap = options.dirty_bitmap;
+  report->destination = DisplayName(*destination_spec);
+  if (Status status = CheckOptions(options, *destination_spec); !status.ok()) return status;
+  if (Status status = CheckNotSameFile(*source_spec, *destination_spec); !status.ok()) {
+    return status;
+  }
+  const bool incremental = options.dirty_bitmap.has_value();
+  if (incremental) {
+    Status status = CheckIncrementalOptions(options, *source_spec, *destination_spec);
+    if (!status.ok()) return status;
+  }
+
+  OpenFlags flags;
+  flags.debug = options.verbose;
+  flags.timeout = options.timeout;
+  // The source first: if it cannot be opened the destination is never touched.
+  OpenFlags source_flags = flags;
+  source_flags.dirty_bitmap = options.dirty_bitmap.value_or("");
+  auto source = OpenEndpoint(*source_spec, Role::kSource, source_flags);
+  if (!source.ok()) return source.status();
+  report->size = (*source)->info().size;
+  OpenFlags destination_flags = flags;
+  destination_flags.must_exist = incremental;
+  auto destination = OpenEndpoint(*destination_spec, Role::kDestination, destination_flags);
+  if (!destination.ok()) return destination.status();
+  if (options.verify && (*destination)->info().sequential) {
+    return Status::Error("--verify: " + (*destination)->name() + " cannot be read back");
+  }
+  if (incremental) {
+    Status status = CheckIncrementalDestination(options, **destination);
+    if (!status.ok()) return status;
+  }
+
+  Result<CopyPlan> plan = MakeCopyPlan(options, **source, **destination);
+  if (!plan.ok()) return plan.status();
+  if (CancelRequested()) return CancelledStatus();  // before the destination is touched
+  if (Status status = PrepareDestination(options, **source, **destination, &*plan); !status.ok()) {
+    return status;
+  }
+  if (options.verbose) std::fputs(DescribeCopy(*plan, **source, **destination).c_str(), stderr);
+
+  std::optional<BlkhashSpec> hash_spec = ChecksumSpec(options);
+  report->copy_started = true;
+  report->synchronous = plan->synchronous;
+  report->connections = plan->connections;
+  report->request_size = plan->request_size;
+  report->queue_size = plan->queue_size;
+  report->blkhash = hash_spec;
+
+  std::optional<uint64_t> total = report->size;
+  if (incremental) {
+    Result<DirtySummary> summary = SummarizeDirty(*plan, **source);
+    if (!summary.ok()) return summary.status();
+    report->dirty = *summary;
+    std::string line = DescribeDirty(*summary, *report->size);
+    if (destination_spec->kind == EndpointKind::kNull) {            // a dry run
+      if (options.json && !options.json_file) return Status::Ok();  // the report says it
+      return WriteLine("--dirty-bitmap", std::nullopt, line);
+    }
+    if (options.verbose) {
+      std::fprintf(stderr, "nbdcopy: dirty-bitmap=%s: %s\n", options.dirty_bitmap->c_str(),
+                   line.c_str());
+    }
+    total = summary->dirty_bytes;  // progress counts what is copied
+  }
+
+  progress->emplace(options.progress, options.progress_fd, total);
+  (*progress)->Start();
+  uint64_t length = 0;
+  // An incremental copy reads part of the source: --verify hashes it whole, later.
+  Result<std::string> digest =
+      CopyAndHash(options, *plan, **source, **destination, **progress,
+                  hash_spec && !incremental ? &*hash_spec : nullptr, &length, &report->stats);
+  if (!digest.ok()) return digest.status();
+  if (incremental) {
+    if (options.verbose) {
+      const CopyStats& stats = report->stats;
+      std::fprintf(stderr,
+                   "nbdcopy: dirty-bitmap=%s: read=%llu written=%llu zeroed=%llu "
+                   "left alone (clean)=%llu\n",
+                   options.dirty_bitmap->c_str(), static_cast<unsigned long long>(stats.bytes_read),
+                   static_cast<unsigned long long>(stats.bytes_written),
+                   static_cast<unsigned long long>(stats.bytes_zeroed),
+                   static_cast<unsigned long long>(report->dirty->clean_bytes));
+    }
+    length = *report->size;
+    if (options.verify) {
+      digest = HashImage(options, *plan, **source, length, *hash_spec);
+      if (!digest.ok()) return digest.status().WithPrefix("--verify");
+    }
+  }
+  report->size = length;  // a stream's size is known now
+  if (hash_spec) report->digest = *digest;
+
+  if (options.verify) {
+    Result<std::string> copied = HashImage(options, *plan, **destination, length, *hash_spec);
+    if (!copied.ok()) return copied.status().WithPrefix("--verify");
+    report->destination_digest = *copied;
+    if (options.verbose) {
+      std::fprintf(stderr, "nbdcopy: verify: source %s\nnbdcopy: verify: destination %s\n",
+                   digest->c_str(), copied->c_str());
+    }
+    if (*copied != *digest) {
+      return Status::Error(fmt::format(
+          "--verify: {}: the destination does not match the source (blkhash {} differs from {})",
+          (*destination)->name(), *copied, *digest));
+    }
+  }
+  (*progress)->Finish();
+  // With the JSON report on stdout, the digest is in the report.
+  bool digest_in_report = options.json && !options.json_file && !options.blkhash_file;
+  if (options.blkhash && !digest_in_report) {
+    return WriteLine(options.blkhash_file ? "--blkhash-file" : "--blkhash", options.blkhash_file,
+                     *digest);
+  }
+  return Status::Ok();
+}
+
+std::string InterruptedMessage(uint64_t copied, std::optional<uint64_t> total) {
+  if (!total) return fmt::format("interrupted after copying {} bytes", copied);
+  return fmt::format("interrupted after copying {} of {} bytes", copied, *total);
+}
+
+}  // namespace
+
+CopyOutcome RunCopy(const Options& options) {
+  const auto start = std::chrono::steady_clock::now();
+  std::optional<Progress> progress;
+  RunReport report;
+  Status status = Copy(options, &progress, &report);
+  report.bytes_copied = progress ? progress->copied() : 0;
+  progress.reset();  // ends the bar's line before any message
+  // Whatever failed after a signal (a server killed by the same Ctrl-C,
+  // say) failed because of it.
+  if (!status.ok() && CancelRequested()) {
+    std::optional<uint64_t> total = report.size;
+    if (report.dirty) total = report.dirty->dirty_bytes;  // what progress counted to
+    status = Status::Error(InterruptedMessage(report.bytes_copied, total));
+    report.signal_number = CancelSignal();
+  }
+  report.elapsed_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  report.exit_status = ExitStatusFor(status);
+  if (!status.ok()) report.error = status.message();
+  // Never on stdout when stdout carries the data (CheckOptions refused that).
+  bool stdout_is_data = options.destination == std::vector<std::string>{"-"};
+  if (options.json && (options.json_file || !stdout_is_data)) {
+    Status written = WriteLine("--json", options.json_file, RenderJson(report));
+    if (status.ok() && !written.ok()) status = written;
+  }
+  return CopyOutcome{status, ExitStatusFor(status)};
+}
+
+}  // namespace nbdcopy

@@ -1,0 +1,45 @@
+// The --json report: one JSON object describing a run, for programs
+// (virt-v2v, importers, migration controllers) to parse.
+// Thread safety: values only.
+#ifndef NBDCOPY_REPORT_H_
+#define NBDCOPY_REPORT_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "plan/incremental.h"
+#include "nbdcopy/options.h"
+#include "engine/parallel_copy.h"
+
+namespace nbdcopy {
+
+struct RunReport {
+  std::string source;            // as shown in messages: URI passwords replaced by "***"
+  std::string destination;       // likewise
+  std::optional<uint64_t> size;  // the source's; a stream's once it ended
+  uint64_t bytes_copied = 0;     // reached the destination (zeroed and skipped included)
+  CopyStats stats;               // the copy's, not --verify's read-back
+  bool copy_started = false;     // the plan below is known
+  bool synchronous = false;
+  unsigned connections = 0;  // planned; stats.workers says how many ran
+  uint64_t request_size = 0;
+  uint64_t queue_size = 0;
+  double elapsed_seconds = 0;
+  std::optional<BlkhashSpec> blkhash;             // the digest settings, when hashing
+  std::optional<std::string> digest;              // the source's, when computed
+  std::optional<std::string> destination_digest;  // --verify's read-back
+  std::optional<std::string> dirty_bitmap;        // --dirty-bitmap's NAME
+  std::optional<DirtySummary> dirty;              // once measured
+  int exit_status = 0;
+  std::string error;      // the one-line message, "" on success
+  int signal_number = 0;  // the signal that interrupted the run, 0 if none
+};
+
+// One line of JSON (no trailing newline). Field names and meanings are
+// documented in docs/nbdcopy.1 (JSON REPORT).
+std::string RenderJson(const RunReport& report);
+
+}  // namespace nbdcopy
+
+#endif  // NBDCOPY_REPORT_H_

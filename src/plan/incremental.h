@@ -1,0 +1,49 @@
+// Incremental copies (--dirty-bitmap=NAME): the rules around them. The copy
+// itself is an ordinary one whose source marks unchanged ranges clean
+// (NbdEndpoint with a dirty bitmap) and whose planner skips them
+// (PlanRules::skip_clean); this unit refuses what cannot work, before
+// anything is opened or written, and measures the dirty part.
+#ifndef NBDCOPY_INCREMENTAL_H_
+#define NBDCOPY_INCREMENTAL_H_
+
+#include <cstdint>
+#include <string>
+
+#include "plan/copy_plan.h"
+#include "nbdcopy/endpoint.h"
+#include "endpoints/endpoint_spec.h"
+#include "nbdcopy/options.h"
+
+namespace nbdcopy {
+
+// REQUIRES options.dirty_bitmap. Refuses, from the command line alone: a
+// source that is not an NBD server, a stream destination, a local
+// destination that does not exist, --destination-is-zero and --blkhash.
+Status CheckIncrementalOptions(const Options& options, const EndpointSpec& source,
+                               const EndpointSpec& destination);
+
+// REQUIRES options.dirty_bitmap. Refuses an opened destination that cannot
+// be written in place (a pipe or FIFO).
+Status CheckIncrementalDestination(const Options& options, const Endpoint& destination);
+
+// What an incremental copy under `plan` will do, after the planner's
+// block-size rules: the bytes it copies (its progress total), in how many
+// contiguous ranges, and the clean bytes it leaves alone.
+struct DirtySummary {
+  uint64_t dirty_bytes = 0;
+  uint64_t ranges = 0;
+  uint64_t clean_bytes = 0;
+};
+
+// REQUIRES plan.incremental and a source with a known size. Walks the
+// source's extents the way the copy will (the same WorkMap), reading no
+// data. Fails only if cancelled.
+Result<DirtySummary> SummarizeDirty(const CopyPlan& plan, Endpoint& source);
+
+// "dirty=N ranges=M clean=K size=S": the dry run's line (null:
+// destination) and, after "nbdcopy: dirty-bitmap=NAME: ", -v's.
+std::string DescribeDirty(const DirtySummary& summary, uint64_t size);
+
+}  // namespace nbdcopy
+
+#endif  // NBDCOPY_INCREMENTAL_H_

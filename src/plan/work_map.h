@@ -1,0 +1,111 @@
+// Hands the image out to the copy loops in batches of operations, mapping
+// it with the source's extents as it goes: the source is asked for one
+// window at a time, so extents are fetched once per window, not once per
+// request, and PlanOperations (op_planner.h) turns each answer into
+// operations that obey the block-size rules.
+//
+// A map is worth asking for only where it lets the copy skip more reading
+// than the map itself costs: a server describes each extent with work, and
+// a window of many small extents (all of them shorter than
+// rules.coalesce_below, so read anyway) costs it more than reading the
+// window's bytes. With skip_costly_maps, the first window is small (16 MiB)
+// and windows grow eightfold while their maps pay (each query stalls the
+// asking worker). After a map that did not pay, the next stretch is copied
+// without asking (as data: the caller's zero detection finds the holes), a
+// stretch that doubles with every further map that does not pay, up to
+// kMaxUnasked. One small window is asked after each stretch, so a change
+// to large holes is seen within that bound.
+//
+// Thread safety: TakeBatch() may be called from any thread; the caller's own
+// source connection answers the extents query, under the map's lock (held
+// once per batch, never per request).
+#ifndef NBDCOPY_WORK_MAP_H_
+#define NBDCOPY_WORK_MAP_H_
+
+#include <cstdint>
+#include <deque>
+#include <mutex>
+#include <vector>
+
+#include "nbdcopy/endpoint.h"
+#include "plan/op_planner.h"
+
+namespace nbdcopy {
+
+class WorkMap {
+ public:
+  // Zero operations are at most this long (lengths travel as 32-bit fields).
+  static constexpr uint64_t kMaxZeroPiece = 1ULL << 30;
+  // The longest stretch copied without asking (skip_costly_maps): what a
+  // change to large holes inside it can cost is reading this much.
+  static constexpr uint64_t kMaxUnasked = 256ULL << 20;
+
+  // What asking for extents cost and saved, for -v.
+  struct Stats {
+    uint64_t windows_asked = 0;  // extents queries
+    uint64_t extents = 0;        // extents those answers held
+    uint64_t bytes_unasked = 0;  // copied as data without a map (skip_costly_maps)
+  };
+
+  // REQUIRES rules valid for PlanOperations; rules.image_size is the size.
+  // skip_costly_maps: may copy ranges without asking for their extents
+  // (above); only for copies whose zero detection finds the holes again, and
+  // never for an incremental copy (clean ranges come only with the map).
+  explicit WorkMap(const PlanRules& rules, bool skip_costly_maps = false)
+      : rules_(rules),
+        skip_costly_maps_(skip_costly_maps),
+        window_(skip_costly_maps ? kFirstWindow : kWindow) {}
+
+  // Appends to *pieces the next operations: zero operations met on the way
+  // and data operations totalling at least batch_bytes (unless the image
+  // ends first), in image order. When the map has run out, asks `source`
+  // for the extents of the next window (or treats it all as data when
+  // !use_extents). A failed or useless extents answer makes that range
+  // data. Returns false when no work is left.
+  // With rules.skip_clean, clean ranges are never handed out.
+  bool TakeBatch(Endpoint& source, bool use_extents, uint64_t batch_bytes,
+                 std::deque<Extent>* pieces);
+
+  Stats stats() {
+    std::lock_guard lock(mutex_);
+    return stats_;
+  }
+
+  // Bytes of clean ranges skipped so far (rules.skip_clean).
+  uint64_t clean_bytes() {
+    std::lock_guard lock(mutex_);
+    return clean_bytes_;
+  }
+
+ private:
+  static constexpr uint64_t kWindow = 1ULL << 30;
+  static constexpr uint64_t kFirstWindow = 16ULL << 20;
+  // What describing one extent costs a server, in bytes of reading it could
+  // have done instead (nbdkit: about 1 us per extent against 0.15 ms per
+  // MiB read; measured in docs/performance.md).
+  static constexpr uint64_t kExtentCost = 4096;
+
+  // Whether the map just made of [start, end), `extents` long, skipped
+  // enough reading (zero_bytes) to pay for itself.
+  bool MapPaid(uint64_t start, uint64_t end, size_t extents, uint64_t zero_bytes) const;
+
+  void MapMore(Endpoint& source, bool use_extents);    // REQUIRES mutex_ held
+  void MapWindow(Endpoint& source, bool use_extents);  // REQUIRES mutex_ held
+
+  const PlanRules rules_;
+  std::mutex mutex_;
+  uint64_t cursor_ = 0;        // first offset not yet mapped; guarded by mutex_
+  std::deque<Extent> mapped_;  // planned, not handed out; guarded by mutex_
+  uint64_t clean_bytes_ = 0;   // guarded by mutex_
+  const bool skip_costly_maps_;
+  uint64_t window_;           // the next window to ask for; guarded by mutex_
+  uint64_t unasked_ = 0;      // the next stretch copied without asking; guarded by mutex_
+  unsigned unpaid_maps_ = 0;  // maps in a row that did not pay; guarded by mutex_
+  Stats stats_;               // guarded by mutex_
+  std::vector<Extent> scratch_;
+  std::vector<Extent> planned_;
+};
+
+}  // namespace nbdcopy
+
+#endif  // NBDCOPY_WORK_MAP_H_
