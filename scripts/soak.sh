@@ -6,7 +6,7 @@
 #   - nbdkit's error filter on the source (pread, extents) or destination
 #     (pwrite, zero, trim) at a rate from 0.1 % to 100 %, EIO or ENOSPC;
 #   - flush errors (nbdkit 1.32's error filter has none) from
-#     tests/integration/hostile_nbd_server.py as the destination;
+#     tests/integration/lib/hostile_nbd_server.py as the destination;
 #   - the source or destination server killed (SIGKILL) at a random moment;
 #   - no fault at all;
 # across engines and options (--synchronous, -C 1/2/4, --blkhash, --verify,
@@ -47,7 +47,7 @@ export NBDCOPY=${NBDCOPY:-$repo/build/nbdcopy}
 [[ $NBDCOPY == /* ]] || NBDCOPY=$repo/$NBDCOPY
 # lib.sh: servers on unix sockets in a private temporary directory $T,
 # stopped and removed on exit; make_test_file.
-source "$repo/tests/integration/lib.sh"
+source "$repo/tests/integration/lib/lib.sh"
 TEST_NAME=soak
 require_cmd nbdkit python3 timeout
 RANDOM=$seed
@@ -56,7 +56,7 @@ size=$((4 * MiB))
 make_test_file "$T/src.img" "$size"
 py=/usr/bin/python3
 [[ -x $py ]] || py=$(command -v python3)
-reference_digest=$("$py" "$repo/tests/integration/blkhash_reference.py" "$T/src.img" sha256 65536)
+reference_digest=$("$py" "$TEST_LIB/blkhash_reference.py" "$T/src.img" sha256 65536)
 
 # pick VAR WORDS...: sets VAR to one of the words at random. (No $(...):
 # a subshell's $RANDOM is reseeded, so -s would not reproduce the runs.)

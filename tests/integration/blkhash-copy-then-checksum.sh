@@ -10,9 +10,9 @@
 #    destination's;
 #  - three nbdkit sparse-random images (64M, seeds 1, 2, 3), compared with
 #    the Python reference on a qemu-img copy of the export.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/lib/lib.sh"
 require_cmd nbdkit python3 qemu-img
-REF=$(dirname "$0")/blkhash_reference.py
+REF=$TEST_LIB/blkhash_reference.py
 
 hex_len() { # ALGO
     case $1 in md5) echo 32 ;; sha1) echo 40 ;; sha256) echo 64 ;; sha512) echo 128 ;; esac

@@ -4,7 +4,8 @@
 # nothing on stdout, the destination file and the --blkhash-file not
 # created (and an NBD destination not written).  Control runs show that
 # the valid spellings next to each bad one are accepted.
-source "$(dirname "$0")/lib.sh"
+# labels: error
+source "$(dirname "$0")/lib/lib.sh"
 
 make_test_file "$T/src.img" $((MiB + 512))
 

@@ -6,9 +6,9 @@
 # as exactly one lowercase hex line on stdout.  The Python reference must
 # agree with the table on the same files, so the table, the reference and
 # the binary check each other.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/lib/lib.sh"
 require_cmd nbdkit python3
-REF=$(dirname "$0")/blkhash_reference.py
+REF=$TEST_LIB/blkhash_reference.py
 
 # hash_of ARGS...: run "nbdcopy ARGS" (which must end with "null:" or a
 # destination), require exit 0 and stdout == exactly one lowercase hex line

@@ -8,9 +8,10 @@
 # --sparse=0/4096, --synchronous.  The image has data, holes and allocated
 # zeroes and ends with a short block (its size is a multiple of 512 but not
 # of 64K).
-source "$(dirname "$0")/lib.sh"
+# labels: root
+source "$(dirname "$0")/lib/lib.sh"
 require_cmd nbdkit python3
-REF=$(dirname "$0")/blkhash_reference.py
+REF=$TEST_LIB/blkhash_reference.py
 
 # hash_of ARGS...: run the binary, require exit 0 and a single 64-digit
 # lowercase hex line on stdout; print it.

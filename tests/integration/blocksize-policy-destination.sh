@@ -4,7 +4,7 @@
 # minimum / preferred / maximum combinations, crossed with every option that
 # changes the engine's path. A request breaking a rule fails the copy
 # (EINVAL from the filter) and is counted in the request log as well.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/lib/lib.sh"
 require_cmd nbdkit qemu-img python3
 
 size=$((8 * MiB))
@@ -12,7 +12,7 @@ size=$((8 * MiB))
 # 64K blocks.
 start_nbdkit src -r sparse-random seed=11 size=$size percent=40 runlength=4096
 nbd_to_file "$(uri_for src)" "$size" "$T/ref.img"
-hash=$(python3 "$(dirname "$0")/blkhash_reference.py" "$T/ref.img")
+hash=$(python3 "$TEST_LIB/blkhash_reference.py" "$T/ref.img")
 
 #      minimum preferred maximum
 rules=("512 4096 65536"

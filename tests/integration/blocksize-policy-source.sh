@@ -3,7 +3,7 @@
 # blocksize-policy filter, blocksize-error-policy=error), into a file and
 # into an NBD server, with the options that change the engine's path. Every
 # read must obey the source's minimum and maximum.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/lib/lib.sh"
 require_cmd nbdkit qemu-img
 
 size=$((8 * MiB))

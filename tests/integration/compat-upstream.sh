@@ -5,7 +5,7 @@
 # --version has its two-line shape; the same exit status and, where a
 # script could match it, the same message. Needs /usr/bin/nbdcopy (the
 # reference), skips without it.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/lib/lib.sh"
 reference=/usr/bin/nbdcopy
 [[ -x $reference ]] || skip "no reference $reference (Debian's libnbd-bin)"
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Block device (loop, read-only and read-write) to a file: byte-identical
 # and the destination file gets the device's size.
-source "$(dirname "$0")/lib.sh"
+# labels: root
+source "$(dirname "$0")/lib/lib.sh"
 require_root_loop
 
 size=$((6 * MiB + 1536))   # loop devices have 512-byte granularity

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # [ CMD ARGS ] source (systemd socket activation) to a file: byte-identical,
 # with nbdkit file, nbdkit data and qemu-nbd raw as the command.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/lib/lib.sh"
 require_cmd nbdkit qemu-nbd
 
 size=$((5 * MiB + 1234))

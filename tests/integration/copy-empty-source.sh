@@ -2,7 +2,7 @@
 # Empty (size 0) sources: file, nbdkit memory size=0 and [ nbdkit null 0 ]
 # to a file that already holds data: the result is an empty file.  Also an
 # empty file to stdout and to null:.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/lib/lib.sh"
 
 : >"$T/empty.img"
 

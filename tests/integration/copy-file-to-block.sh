@@ -2,7 +2,8 @@
 # File to a block device (loop over a file full of random bytes):
 # byte-identical, zero ranges really zeroed; a smaller source into a larger
 # device leaves the tail of the device untouched.
-source "$(dirname "$0")/lib.sh"
+# labels: root
+source "$(dirname "$0")/lib/lib.sh"
 require_root_loop
 
 size=$((6 * MiB + 1536))

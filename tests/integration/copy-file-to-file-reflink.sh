@@ -4,7 +4,8 @@
 # extents are shared with the source's, and -v counts them as cloned. Not
 # with --blkhash (the bytes must be read) or --allocated, and not across file
 # systems: those copy as before. Needs root to mount (skipped otherwise).
-source "$(dirname "$0")/lib.sh"
+# labels: root
+source "$(dirname "$0")/lib/lib.sh"
 require_cmd filefrag
 
 # cloned: cloned=N from the -v statistics of the last copy.

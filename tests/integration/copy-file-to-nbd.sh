@@ -2,7 +2,7 @@
 # File to NBD: byte-identical.  Once into a fresh nbdkit memory export, once
 # into an export pre-filled with random bytes (so zero ranges and holes in
 # the source must really be zeroed on the destination).
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/lib/lib.sh"
 
 size=$((5 * MiB + 1234))
 make_test_file "$T/src.img" "$size"

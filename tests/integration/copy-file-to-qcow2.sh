@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # File to qcow2, through qemu-nbd both as a [ CMD ] destination and as a
 # server on a socket; read back with qemu-img convert.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/lib/lib.sh"
 require_cmd qemu-img qemu-nbd
 
 size=$((5 * MiB + 1536))   # qcow2 sizes are multiples of 512

@@ -2,7 +2,8 @@
 # Local files and block devices, with io_uring (the default) and with the
 # plain system calls (NBDCOPY_IO_URING=0): both copy every byte, and -v
 # shows which one ran. With the ring, many requests are in flight at once.
-source "$(dirname "$0")/lib.sh"
+# labels: root
+source "$(dirname "$0")/lib/lib.sh"
 
 size=$((24 * MiB + 1536))   # whole sectors, so a loop device holds it
 make_test_file "$T/src.img" "$size"
@@ -37,7 +38,7 @@ done
 # (On a file system with nonblocking I/O, such as ext4, nothing runs inline.)
 if [[ $(stat -f -c %T /dev/shm 2>/dev/null) == tmpfs ]]; then
     shm=$(mktemp -d /dev/shm/nbdcopy-test.XXXXXX)
-    trap 'rc=$?; rm -rf "$shm"; (exit $rc); _cleanup' EXIT
+    at_exit 'rm -rf "$shm"'  # pass or fail
     truncate -s $((8 * MiB)) "$T/runs.img"
     for ((off = 0; off < 4 * MiB; off += 8192)); do echo "$off"; done |
         while read -r off; do write_random "$T/runs.img" "$off" 4096; done

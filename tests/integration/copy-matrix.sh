@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # Every source kind to every destination kind, byte-identical, for the pairs
-# not covered by a named copy-*.sh test (MATRIX_ALL=1 runs every pair).
+# not covered by a named copy-*.sh or tls-psk-*.sh test (MATRIX_ALL=1 runs
+# every pair).
 #   sources:      file nbd stdin cmd qcow2 tls block
 #   destinations: file nbd stdout cmd qcow2 tls block null
 # stdin is a pipe, stdout is piped into a file;
 # cmd destination = [ nbdkit file d.img ], qcow2 = [ qemu-nbd -f qcow2 d.qcow2 ];
 # non-fresh destinations are pre-filled with random bytes.  Block kinds are
 # left out (not skipped as a whole) when loop devices are unavailable.
-source "$(dirname "$0")/lib.sh"
+# labels: root tls
+source "$(dirname "$0")/lib/lib.sh"
 require_cmd nbdkit qemu-nbd qemu-img psktool
 
 covered=" file:file file:nbd nbd:file nbd:nbd stdin:nbd stdin:file nbd:stdout

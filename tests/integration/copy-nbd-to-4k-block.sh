@@ -3,7 +3,8 @@
 # source whose holes and data runs fall on 512-byte boundaries: zeroing
 # and discarding take whole sectors only, so holes inside a sector are
 # written with the neighbouring data.
-source "$(dirname "$0")/lib.sh"
+# labels: root
+source "$(dirname "$0")/lib/lib.sh"
 require_root_loop
 require_cmd nbdkit python3
 

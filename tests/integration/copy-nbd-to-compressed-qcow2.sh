@@ -2,7 +2,7 @@
 # Compressed qcow2 output, the way virt-v2v's -oo compressed writes it:
 # qemu's compress driver takes only whole 64K clusters (minimum block size
 # 65536), so every write and zero must cover whole clusters.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/lib/lib.sh"
 require_cmd nbdkit qemu-img qemu-nbd
 
 size=$((32 * MiB))

@@ -2,7 +2,7 @@
 # NBD to null: succeeds, and really reads the whole source (the nbdkit log
 # filter on the source must show reads covering every byte of an export that
 # is all data).
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/lib/lib.sh"
 
 size=$((7 * MiB + 4096))
 start_nbdkit src --filter=log -r pattern size="$size" logfile="$T/src-requests.txt"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # NBD to stdout: redirected to a file, and piped into sha256sum (the way
 # virt-v2v checksums disks).  Also file to stdout.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/lib/lib.sh"
 
 size=$((5 * MiB + 1234))
 make_test_file "$T/src.img" "$size"

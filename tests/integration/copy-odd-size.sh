@@ -2,7 +2,7 @@
 # Sizes that are not a multiple of the request size, with the smallest
 # request size (--request-size=4096) and the default: the last partial
 # request is copied exactly, nothing more, nothing less.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/lib/lib.sh"
 
 for size in $((2 * MiB + 1234)) 4097 1 $((MiB - 1)); do
     make_test_file "$T/src.img" "$size"

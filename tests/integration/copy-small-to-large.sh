@@ -3,7 +3,7 @@
 # identical to the source and the tail of the destination is untouched
 # (checked on an nbdkit file export and on a qemu-nbd export, both
 # pre-filled with random bytes).
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/lib/lib.sh"
 
 size=$((2 * MiB + 1536))
 dsize=$((5 * MiB))

@@ -3,7 +3,7 @@
 # file: identical content (qemu-img compare, which skips holes, plus cmp of
 # each data region) and the destination is sparse too: holes are not
 # shipped as data.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/lib/lib.sh"
 require_cmd qemu-img
 
 size=$((4 * 1024 * MiB))

@@ -4,7 +4,7 @@
 # bytes far below 4 GiB), every byte is covered by a write, zero or trim,
 # and the export then matches the file (qemu-img compare, which reads the
 # data regions and trusts block status for the rest).
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/lib/lib.sh"
 require_cmd qemu-img
 
 size=$((4 * 1024 * MiB))

@@ -4,7 +4,7 @@
 # pre-existing larger file starts with them (its final size is not checked,
 # as the source size is unknown up front).
 # (nbdcopy 1.14.2 fails here with "truncate: Invalid argument".)
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/lib/lib.sh"
 
 size=$((5 * MiB + 1234))
 make_test_file "$T/src.img" "$size"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # stdin (a pipe, size unknown) to NBD: byte-identical prefix; the rest of a
 # larger destination is left as it was.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/lib/lib.sh"
 
 size=$((5 * MiB + 1234))
 make_test_file "$T/src.img" "$size"

@@ -5,7 +5,7 @@
 # only, copies the dense range without asking (zero detection keeps its
 # holes), notices the large hole within one unasked stretch (256 MiB), and
 # skips it. With -S 0 (no zero detection) every range is asked for.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/lib/lib.sh"
 require_cmd python3
 
 dense=$((80 * MiB)) size=$((640 * MiB)) tail_data=$((4 * MiB))

@@ -23,7 +23,8 @@
 # connections) and that the engine's own statistics stayed inside the
 # limits: max_requests_in_flight <= -R, max_bytes_in_flight <=
 # max(--queue-size, --request-size).
-source "$(dirname "$0")/lib.sh"
+# labels: root
+source "$(dirname "$0")/lib/lib.sh"
 require_cmd qemu-img python3 cmp
 
 small=7654321

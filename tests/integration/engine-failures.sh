@@ -15,7 +15,8 @@
 # whose extents requests fail (always, or half the time) must succeed, by
 # reading instead, and be identical to the source (always failing on 32M;
 # failing at random 50% on 4G, several extents windows, run twice).
-source "$(dirname "$0")/lib.sh"
+# labels: error
+source "$(dirname "$0")/lib/lib.sh"
 require_cmd qemu-img flock
 
 size=$((16 * MiB))

@@ -14,7 +14,7 @@
 # And for a local file destination: --allocated leaves it fully allocated
 # (st_blocks), without it a fresh file stays sparse.  The exported / copied
 # bytes are compared with the source every time.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/lib/lib.sh"
 require_cmd qemu-img python3
 
 size=$((64 * MiB))

@@ -12,7 +12,7 @@
 #  - a "[ nbdkit ... ]" source (socket activation, one connection): exactly 1;
 #  - --synchronous: exactly 1.
 # The copy is identical to the source every time.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/lib/lib.sh"
 require_cmd qemu-img python3
 
 size=$((64 * MiB))

@@ -7,7 +7,7 @@
 # statistics (-v "workers=" line): at most R reads outstanding per
 # connection, at most max(--queue-size, request size) bytes.  The digest
 # must also be the same as without the limits.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/lib/lib.sh"
 require_cmd python3
 
 size=$((8 * MiB))

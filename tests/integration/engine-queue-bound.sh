@@ -17,7 +17,7 @@
 # Zero requests do not count against the byte budget: a sparse source with
 # --queue-size below the request size still copies, and still within -R.
 # The copies are compared with the source each time.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/lib/lib.sh"
 require_cmd qemu-img python3
 
 size=$((16 * MiB))

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # With --flush, a failing flush on the destination fails the copy with a
-# clean one-line error mentioning the I/O error (nbdkit 1.32's error filter
+# clean one-line error naming the destination, the flush and the I/O error (nbdkit 1.32's error filter
 # cannot fail flushes, so the server is an nbdkit eval script over a file
 # whose flush method returns EIO).  Without --flush the copy succeeds.
 # (nbdcopy 1.14.2 prints this error without the "nbdcopy: " prefix.)
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/lib/lib.sh"
 
 size=$((2 * MiB))
 make_random_file "$T/src.img" "$size"
@@ -19,7 +19,7 @@ start_nbdkit dst eval \
 
 msg "--flush with a failing flush"
 expect_fail "$NBDCOPY" --flush "$T/src.img" "$(uri_for dst)"
-assert_err_contains "Input/output error"
+assert_err_matches "^nbdcopy: $(re_quote "$(uri_for dst)"): flush: Input/output error\$"
 
 msg "same server without --flush"
 run_copy "$T/src.img" "$(uri_for dst)"

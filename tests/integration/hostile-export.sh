@@ -14,7 +14,7 @@
 # Destination protocol faults: a reply with an unknown cookie, a hang-up
 # instead of a reply, an error chunk with error number 0 fail cleanly; a
 # server that acknowledges a write and drops it is caught by --verify.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/lib/lib.sh"
 require_cmd python3 timeout nbdkit
 
 size=$((4 * MiB))

@@ -11,7 +11,7 @@
 # the copy if believed. Replies that libnbd itself rejects kill the
 # connection: those copies fail with libnbd's reason in the one-line
 # message, and what they wrote is the source's data.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/lib/lib.sh"
 require_cmd python3 timeout
 
 size=$((4 * MiB))

@@ -16,7 +16,7 @@
 # (A simple reply 512 bytes short is the one case where the destination
 # may hold wrong bytes: the read swallows the next reply's header as data,
 # indistinguishable from data until the next reply is parsed.)
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/lib/lib.sh"
 require_cmd python3 timeout
 
 size=$((4 * MiB))

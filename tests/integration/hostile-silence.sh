@@ -10,7 +10,8 @@
 # 4-second watchdog stops it. A server that never hangs up after the
 # disconnect delays a finished copy by at most 5 seconds, and so does one
 # that stays silent after SIGTERM (exit 143, even with --timeout=0).
-source "$(dirname "$0")/lib.sh"
+# labels: signals
+source "$(dirname "$0")/lib/lib.sh"
 require_cmd python3 timeout
 
 size=$((4 * MiB))

@@ -8,8 +8,8 @@
 # and Zero request is 64K-aligned, lies inside the 64K blocks that hold a
 # change, and the result equals a fresh full copy (a marker in a clean block
 # stays).  Parallel and --synchronous.
-source "$(dirname "$0")/lib.sh"
-source "$(dirname "$0")/incremental_lib.bash"
+source "$(dirname "$0")/lib/lib.sh"
+source "$TEST_LIB/incremental_lib.bash"
 require_cmd nbdkit
 
 size=$((8 * MiB))

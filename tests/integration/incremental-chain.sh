@@ -6,8 +6,8 @@
 # qemu-img.  The last step runs with --verify (whole-image digests, source
 # read in full), which passes; --verify also catches a copy damaged outside
 # the dirty ranges (an incremental copy would not repair it).
-source "$(dirname "$0")/lib.sh"
-source "$(dirname "$0")/incremental_lib.bash"
+source "$(dirname "$0")/lib/lib.sh"
+source "$TEST_LIB/incremental_lib.bash"
 
 size=$((16 * MiB))
 img=$T/img.qcow2

@@ -6,8 +6,9 @@
 #  - the destination is smaller than the source, does not exist, is a
 #    stream ("-") or a FIFO;
 #  - --destination-is-zero / --target-is-zero and --blkhash.
-source "$(dirname "$0")/lib.sh"
-source "$(dirname "$0")/incremental_lib.bash"
+# labels: error
+source "$(dirname "$0")/lib/lib.sh"
+source "$TEST_LIB/incremental_lib.bash"
 
 size=$((8 * MiB))
 img=$T/img.qcow2

@@ -6,8 +6,8 @@
 # Zero requests, and nothing is trimmed or written elsewhere.  The result
 # read back equals a fresh full copy, except a marker in a clean range.
 # Parallel (two connections each side) and --synchronous.
-source "$(dirname "$0")/lib.sh"
-source "$(dirname "$0")/incremental_lib.bash"
+source "$(dirname "$0")/lib/lib.sh"
+source "$TEST_LIB/incremental_lib.bash"
 require_cmd nbdkit
 
 size=$((24 * MiB + 4096))

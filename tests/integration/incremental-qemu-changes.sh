@@ -12,8 +12,8 @@
 # found by zero detection).  -v reports the dirty size and range count, --progress=FD
 # ends at 100/100, -p counts to the dirty size, --json has them too (bytes_copied = the dirty bytes), and
 # null: is a dry run printing the same figures.
-source "$(dirname "$0")/lib.sh"
-source "$(dirname "$0")/incremental_lib.bash"
+source "$(dirname "$0")/lib/lib.sh"
+source "$TEST_LIB/incremental_lib.bash"
 
 size=$((32 * MiB + 12800))
 img=$T/img.qcow2

@@ -6,7 +6,7 @@
 # bash-completion's own loader finds it in a non-interactive bash, and
 # completes options (every one that --long-options/--short-options list),
 # --blkhash algorithms, file names and "null:".
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/lib/lib.sh"
 require_cmd cmake man pkg-config
 [[ -n ${NBDCOPY_BUILD_DIR:-} ]] || skip "NBDCOPY_BUILD_DIR is not set (run through ctest)"
 loader=/usr/share/bash-completion/bash_completion

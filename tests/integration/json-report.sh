@@ -6,10 +6,10 @@
 # the --verify result; a failed copy's exit status and message; an
 # interrupted copy; no password in the report; --json refused when stdout
 # carries the data, --json=FILE fine then.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/lib/lib.sh"
 require_cmd python3
 PY=/usr/bin/python3
-REF=$(dirname "$0")/blkhash_reference.py
+REF=$TEST_LIB/blkhash_reference.py
 
 size=$((8 * MiB + 1234))
 make_test_file "$T/src.img" "$size"

@@ -2,7 +2,7 @@
 # --allocated: zero ranges are written as allocated zeroes: no Trim requests
 # and no Zero request that may trim (nbdkit log shows trim=0), and the
 # destination (pre-filled with random bytes) ends up identical to the source.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/lib/lib.sh"
 
 size=$((5 * MiB + 1234))
 make_test_file "$T/src.img" "$size"

@@ -2,7 +2,7 @@
 # -C / -T: the number of NBD connections (counted by the nbdkit log filter)
 # follows the options when both servers advertise multi-conn, and falls to
 # one when the destination does not.  The copy is correct every time.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/lib/lib.sh"
 
 size=$((4 * MiB + 1234))
 make_test_file "$T/src.img" "$size"

@@ -2,7 +2,7 @@
 # --destination-is-zero (and its alias --target-is-zero): zero ranges of the
 # source are not sent at all to an all-zero destination (no Zero/Trim
 # requests), yet the result is identical.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/lib/lib.sh"
 
 size=$((5 * MiB + 1234))
 make_test_file "$T/src.img" "$size"

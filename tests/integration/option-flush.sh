@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # --flush: the destination server sees an NBD flush after the writes, and
 # the copy is correct.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/lib/lib.sh"
 
 size=$((3 * MiB + 1234))
 make_test_file "$T/src.img" "$size"

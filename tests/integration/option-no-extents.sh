@@ -2,7 +2,7 @@
 # --no-extents: no block-status (Extents) request reaches the source, the
 # whole source is read, and the copy is correct.  Without the option the
 # source is asked for extents (so the check above means something).
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/lib/lib.sh"
 
 size=$((5 * MiB + 1234))
 make_test_file "$T/src.img" "$size"

@@ -2,7 +2,7 @@
 # GNU-style option parsing: options after the operands work, "--" ends the
 # options (needed before "[ CMD ]" and for a file named like an option),
 # short options with attached values (-R8, -C1) work.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/lib/lib.sh"
 
 size=$((2 * MiB + 1234))
 make_test_file "$T/src.img" "$size"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # --request-size=N bounds every read and write request (nbdkit log filter
 # on both ends), with and without --synchronous, and the copy is correct.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/lib/lib.sh"
 
 size=$((3 * MiB + 1234))
 make_random_file "$T/src.img" "$size"   # all data, so requests are full-sized

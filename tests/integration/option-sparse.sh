@@ -4,7 +4,7 @@
 # destination as Zero requests (not Writes); with --sparse=0 everything is
 # written as data.  The destination (pre-filled with random bytes) is
 # identical to the source every time.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/lib/lib.sh"
 
 size=$((4 * MiB))
 make_random_file "$T/src.img" "$size"

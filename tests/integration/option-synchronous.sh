@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # --synchronous: file -> nbd and nbd -> file copy correctly, and only one
 # connection is opened to each NBD server (nbdkit log filter).
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/lib/lib.sh"
 
 size=$((5 * MiB + 1234))
 make_test_file "$T/src.img" "$size"

@@ -2,7 +2,7 @@
 # -v / --verbose: stderr names the source and the destination, the copy is
 # correct, and the TLS pre-shared key from the PSK file never appears on
 # stderr (neither whole nor its first 16 hex digits, in any case).
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/lib/lib.sh"
 make_psk
 
 size=$((2 * MiB + 1234))

@@ -8,12 +8,11 @@
 # checks pass on libnbd's own nbdcopy (the reference), wherever it writes
 # its frames to stderr (libnbd >= 1.16; older ones write to /dev/tty, so
 # only the terminal case applies to them).
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/lib/lib.sh"
 require_cmd python3
 require_cmd qemu-img
-here=${BASH_SOURCE[0]%/*}
-pty_run() { /usr/bin/python3 "$here/pty_run.py" "$@"; }
-forklift() { /usr/bin/python3 "$here/forklift_progress.py" "$@"; }
+pty_run() { /usr/bin/python3 "$TEST_LIB/pty_run.py" "$@"; }
+forklift() { /usr/bin/python3 "$TEST_LIB/forklift_progress.py" "$@"; }
 
 # libnbd's nbdcopy draws a frame each time a worker takes its next 128 MiB:
 # 1 GiB gives it eight. 1024 reads of 1 MiB, each delayed 2 ms, one at a

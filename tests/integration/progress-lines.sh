@@ -3,7 +3,7 @@
 # one frame a line, libnbd's frame then ours: "S PPP% [****----] X of Y[,
 # RATE][, ETA t]" with P going up, and a final line "█ 100% [****] ... in
 # m:ss"; the copy is correct.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/lib/lib.sh"
 
 size=$((64 * MiB))
 make_test_file "$T/src.img" "$size"

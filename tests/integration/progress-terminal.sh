@@ -7,9 +7,10 @@
 # is 130, and the server started for the copy is gone (no orphan). The
 # same when the terminal goes away (SIGHUP: exit status 129). And a
 # failing copy: the bar's line is ended before the one-line error.
-source "$(dirname "$0")/lib.sh"
+# labels: signals
+source "$(dirname "$0")/lib/lib.sh"
 require_cmd python3
-pty_run() { /usr/bin/python3 "${BASH_SOURCE[0]%/*}/pty_run.py" "$@"; }
+pty_run() { /usr/bin/python3 "$TEST_LIB/pty_run.py" "$@"; }
 
 size=$((64 * MiB))
 make_random_file "$T/src.img" "$size"

@@ -4,7 +4,7 @@
 # quotes) reaches nbdkit as one argument, and nothing in it runs. The
 # destination then matches the file, and the marker that the embedded
 # commands would create does not exist.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/lib/lib.sh"
 require_cmd nbdkit
 
 # Relative names: a shell, had one run, would make the markers here.

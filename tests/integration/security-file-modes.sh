@@ -3,7 +3,7 @@
 # the umask and are never writable by others: umask 022 -> 644, 077 -> 600,
 # 002 -> 664, and 000 -> 664 (not 666). An existing destination keeps its
 # mode.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/lib/lib.sh"
 
 make_test_file "$T/src.img" $((MiB + 99))
 

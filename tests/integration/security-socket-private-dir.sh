@@ -3,7 +3,7 @@
 # activation) lives in a directory of its own, mode 700 and owned by us,
 # not in a shared one, and is gone after the copy. The command is a probe
 # that looks at its inherited socket (fd 3) in /proc, then becomes nbdkit.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/lib/lib.sh"
 require_cmd nbdkit
 
 make_test_file "$T/src.img" $((MiB + 5))

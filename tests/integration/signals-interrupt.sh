@@ -7,7 +7,7 @@
 # the server started for the copy is gone (reaped, no orphan). A copy
 # blocked on a stalled pipe (stdin nobody writes, stdout nobody reads)
 # stops on SIGTERM too.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/lib/lib.sh"
 require_cmd nbdkit
 
 size=$((64 * MiB))

@@ -9,7 +9,8 @@
 #    plain nbd+unix:// attempt on the TLS server, nbds:// to a server
 #    without TLS, a malformed URI with a password: one clear line each,
 #    nothing written.
-source "$(dirname "$0")/lib.sh"
+# labels: security
+source "$(dirname "$0")/lib/lib.sh"
 require_cmd psktool
 
 make_psk

@@ -15,7 +15,8 @@
 #  - a missing certificates directory (libnbd would fall back to the
 #    system CAs) and a plain nbd:// attempt: clear errors;
 #  - no private key's contents in any output of any run.
-source "$(dirname "$0")/lib.sh"
+# labels: security
+source "$(dirname "$0")/lib/lib.sh"
 
 size=$((3 * MiB + 1234))
 make_test_file "$T/src.img" "$size"

@@ -11,9 +11,9 @@
 # hole of the source (zeroes written), the last byte of a short final
 # block, a lost 64K write.
 # --verify to null: or to - is refused before anything is read.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/lib/lib.sh"
 require_cmd nbdkit python3 od
-REF=$(dirname "$0")/blkhash_reference.py
+REF=$TEST_LIB/blkhash_reference.py
 
 cat >"$T/baddisk.sh" <<'EOF'
 #!/bin/sh

@@ -7,9 +7,9 @@
 # equal the Python reference with the default settings (sha256/64K) or the
 # --blkhash ones.  The destination really is read back: an NBD destination
 # sees Read requests covering the source size.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/lib/lib.sh"
 require_cmd nbdkit python3
-REF=$(dirname "$0")/blkhash_reference.py
+REF=$TEST_LIB/blkhash_reference.py
 
 # verify_digests ALGO: from $T/cmd.err (stderr of a -v run) extract the two
 # verify digests, require exactly one of each, equal, of ALGO's length;

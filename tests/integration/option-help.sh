@@ -3,7 +3,7 @@
 # (including --blkhash, which virt-v2v greps for) and the null: destination;
 # it fits one screen (at most 40 lines of at most 80 columns) with the
 # options grouped under Copy, Performance, Checksums and Output.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/lib/lib.sh"
 
 "$NBDCOPY" --help >"$T/help.txt" 2>"$T/err.txt" || fail "--help exited non-zero"
 [[ -s $T/help.txt ]] || fail "--help printed nothing on stdout"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # -V / --version: exactly two lines, "nbdcopy X.Y.Z" and
 # "libnbd <pkg-config --modversion libnbd>", exit 0, nothing on stderr.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/lib/lib.sh"
 
 want_libnbd=
 if command -v pkg-config >/dev/null && pkg-config --exists libnbd; then

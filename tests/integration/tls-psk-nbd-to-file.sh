@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # TLS (PSK) NBD source to a file: byte-identical.  The server requires TLS,
 # so a copy that silently fell back to plaintext could not connect at all.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/lib/lib.sh"
 make_psk
 
 size=$((5 * MiB + 1234))

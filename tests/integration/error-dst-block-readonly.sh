@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # A read-only block device (losetup -r) as destination is refused with a
-# clean error and is left untouched.
-source "$(dirname "$0")/lib.sh"
+# clean one-line error naming the device and why (it is read-only, or the
+# first write was not permitted: EPERM), and is left untouched.
+# labels: root
+source "$(dirname "$0")/lib/lib.sh"
 require_root_loop
 
 size=$((2 * MiB))
@@ -11,6 +13,7 @@ cp "$T/backing.img" "$T/backing.orig"
 attach_loop "$T/backing.img" -r
 
 expect_fail "$NBDCOPY" "$T/src.img" "$LOOPDEV"
+assert_err_matches "^nbdcopy: $LOOPDEV: (.*read-only|write at offset [0-9]+ length [0-9]+: Operation not permitted\$)"
 detach_loop "$LOOPDEV"
 assert_unchanged "$T/backing.img" "$T/backing.orig" "read-only loop device"
 msg PASS

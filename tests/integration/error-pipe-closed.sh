@@ -3,7 +3,7 @@
 # copy ends promptly (a watchdog bounds it) with exit status 1 and one line
 # naming the broken pipe, never killed silently by SIGPIPE and never hung;
 # a "[ CMD ]" source server is reaped.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/lib/lib.sh"
 require_cmd timeout head
 
 size=$((32 * MiB))

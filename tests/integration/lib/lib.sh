@@ -1,5 +1,7 @@
 # Shared helpers for the end-to-end tests.  Source it first thing:
-#     source "$(dirname "$0")/lib.sh"
+#     source "$(dirname "$0")/lib/lib.sh"
+# The other helpers sit beside it, in $TEST_LIB (incremental_lib.bash,
+# hostile_nbd_server.py, blkhash_reference.py, pty_run.py, ...).
 #
 # Environment:
 #   NBDCOPY     the binary under test (default: nbdcopy on $PATH)
@@ -11,6 +13,8 @@ set -euo pipefail
 
 NBDCOPY=${NBDCOPY:-nbdcopy}
 TEST_NAME=$(basename "$0" .sh)
+# The directory of this file and the other helpers (an absolute path).
+TEST_LIB=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
 # Unix socket paths are limited to ~107 bytes, so keep the directory short
 # and under /tmp whatever $TMPDIR says.
@@ -70,9 +74,22 @@ release_resources() {
     return 0
 }
 
+# at_exit COMMAND: run COMMAND (a string, as by eval) when the test exits,
+# however it exits (pass, fail, skip, a signal), before the servers are
+# stopped and $T is removed; the last one added runs first.  A test that
+# needs more clean-up than release_resources does adds it here: a test
+# never sets its own EXIT trap, which would replace this one (and a trap
+# that calls _cleanup at its end is skipped by set -e as soon as one of
+# its commands fails).
+AT_EXIT=()
+at_exit() { AT_EXIT+=("$1"); }
+
 _cleanup() {
-    local rc=$?
-    set +e
+    local rc=$? i
+    set +eu
+    for ((i = ${#AT_EXIT[@]} - 1; i >= 0; i--)); do
+        eval "${AT_EXIT[i]}"
+    done
     release_resources
     if [[ $rc -ne 0 && $rc -ne 77 ]]; then
         # Help whoever reads the CTest log: show what the servers said.
@@ -482,6 +499,18 @@ assert_err_contains() { # TEXT (case-insensitive match against $ERR)
     grep -qiF -- "$1" <<<"$ERR" || fail "error message lacks '$1': $ERR"
 }
 
+# assert_err_matches ERE: $ERR matches the extended regular expression
+# (case matters), e.g. "^nbdcopy: $(re_quote "$uri"): flush: Input/output error\$".
+assert_err_matches() {
+    grep -qE -- "$1" <<<"$ERR" || fail "error message does not match /$1/: $ERR"
+}
+
+# re_quote TEXT: TEXT with the characters an extended regular expression
+# treats specially escaped (for a URI or a path inside assert_err_matches).
+re_quote() {
+    sed 's/[][\\.*^$+?(){}|]/\\&/g' <<<"$1"
+}
+
 assert_unchanged() { # FILE SAVED-COPY WHAT
     cmp -s "$1" "$2" || fail "$3: destination was modified"
 }
@@ -505,7 +534,7 @@ log_count() { # LOGFILE TYPE
 logtool() {
     local py=/usr/bin/python3
     [[ -x $py ]] || py=$(command -v python3)
-    "$py" "${BASH_SOURCE[0]%/*}/engine-logtool.py" "$@"
+    "$py" "$TEST_LIB/engine-logtool.py" "$@"
 }
 
 # ---------------------------------------------------------------------------
@@ -517,7 +546,7 @@ start_hostile() {
     local sock=$T/$name.sock pidf=$T/$name.pid py=/usr/bin/python3
     [[ -x $py ]] || py=$(command -v python3)
     rm -f "$sock" "$pidf"
-    "$py" "${BASH_SOURCE[0]%/*}/hostile_nbd_server.py" --socket "$sock" --pidfile "$pidf" \
+    "$py" "$TEST_LIB/hostile_nbd_server.py" --socket "$sock" --pidfile "$pidf" \
         --file "$file" "$@" >"$T/$name.log" 2>&1 &
     local pid=$!
     PIDS+=("$pid")

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Block-size rules that no request can meet are refused before anything is
 # written, with one line saying which endpoint's rule is in the way.
-source "$(dirname "$0")/lib.sh"
+# labels: error
+source "$(dirname "$0")/lib/lib.sh"
 require_cmd nbdkit
 
 size=$((4 * MiB))

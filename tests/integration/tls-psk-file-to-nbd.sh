@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # File to a TLS (PSK) NBD destination pre-filled with random bytes:
 # byte-identical.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/lib/lib.sh"
 make_psk
 
 size=$((5 * MiB + 1234))

@@ -2,7 +2,7 @@
 # -p / --progress: something is drawn on stderr, nothing extra on stdout,
 # and the copy is still correct (file -> nbd, and nbd -> stdout where the
 # bar must not pollute the data).
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/lib/lib.sh"
 
 size=$((5 * MiB + 1234))
 make_test_file "$T/src.img" "$size"

@@ -2,7 +2,7 @@
 # -v with a URI carrying a password (nbd+unix://alice:s3cret@/...): the copy
 # works and the password never appears on stderr.
 # (nbdcopy 1.14.2 prints the URI verbatim, password included: it fails.)
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/lib/lib.sh"
 
 size=$((MiB + 1234))
 make_test_file "$T/src.img" "$size"

@@ -2,7 +2,7 @@
 # --long-options prints exactly the long options, one per line, in this
 # order (bash completion relies on it), exit 0.
 # (nbdcopy 1.14.2 lacks --blkhash and --blkhash-file: it fails.)
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/lib/lib.sh"
 
 cat >"$T/want.txt" <<'LIST'
 --help
