@@ -89,8 +89,14 @@ same_failure "a missing source" "$T/missing.img" "$T/out.img"
 [[ $(cat "$T/err.txt") == "$(cat "$T/ref-err.txt")" ]] ||
     fail "a missing source: '$(cat "$T/err.txt")', the reference: '$(cat "$T/ref-err.txt")'"
 same_failure "an unknown option" --bogus "$T/src.img" "$T/out.img"
+ERR=$(cat "$T/err.txt")
+assert_err_contains "--bogus: unknown option"
 same_failure "one operand" "$T/src.img"
+ERR=$(cat "$T/err.txt")
+assert_err_contains "expected SOURCE and DESTINATION, got 1 operand"
 same_failure "a bad number" -C x "$T/src.img" "$T/out.img"
+ERR=$(cat "$T/err.txt")
+assert_err_contains "--connections: not a number: 'x'"
 same_failure "a destination too small" "$T/src.img" "$(uri_for small)"
 # Scripts match the reference's words; ours adds the sizes after them.
 [[ $(cat "$T/err.txt") == "$(cat "$T/ref-err.txt")"* ]] ||

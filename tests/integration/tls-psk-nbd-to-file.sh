@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # TLS (PSK) NBD source to a file: byte-identical.  The server requires TLS,
 # so a copy that silently fell back to plaintext could not connect at all.
+# A wrong key is refused with one line that asks whether the server has
+# the same key for that user, and nothing is created.
 source "$(dirname "$0")/lib/lib.sh"
 make_psk
 
@@ -19,5 +21,6 @@ fi
 msg "a wrong PSK is refused"
 psktool -u alice -p "$T/wrong.psk" >/dev/null 2>&1
 expect_fail "$NBDCOPY" "nbds+unix://alice@/?socket=$(sock_for tls)&tls-psk-file=$T/wrong.psk" "$T/out2.img"
+assert_err_contains "does the server have the same key for this user as $T/wrong.psk?"
 [[ ! -e $T/out2.img ]] || fail "destination file created although the source could not be opened"
 msg PASS

@@ -44,6 +44,7 @@ fails_cleanly() {
     [[ ! -e $T/out.img ]] || fail "$label: destination created"
     run_kept "$label-v" "$NBDCOPY" -v "$source" "$T/out.img"
     [[ $RC -ne 0 && ! -e $T/out.img ]] || fail "$label -v: status $RC"
+    grep -qF -- "$text" "$T/outputs/$label-v.err" || fail "$label -v: no message with '$text'"
 }
 fails_cleanly wrong-key "does the server have the same key for this user as $T/other.psk?" \
     "nbds+unix://alice:$password@/?socket=$sock&tls-psk-file=$T/other.psk"

@@ -163,13 +163,14 @@ assert_same_file "$T/src.img" "$T/dst.img" "fault-free sh destination"
 msg "--verify to null: and to - is refused before reading anything"
 start_nbdkit src --filter=log -r file "$T/src.img" logfile="$T/src-requests.txt"
 expect_fail "$NBDCOPY" --verify "$(uri_for src)" null:
-assert_err_contains "cannot be read back"
+assert_err_contains "--verify: null: cannot be read back"
 expect_fail "$NBDCOPY" --blkhash --verify "$(uri_for src)" null:
-assert_err_contains "cannot be read back"
+assert_err_contains "--verify: null: cannot be read back"
 expect_fail "$NBDCOPY" --verify "$(uri_for src)" -
-assert_err_contains "cannot be read back"
+assert_err_contains "--verify: - cannot be read back"
 [[ ! -s $T/cmd.out ]] || fail "--verify to -: data was written to stdout"
 expect_fail "$NBDCOPY" --blkhash --blkhash-file="$T/h.txt" --verify "$(uri_for src)" -
+assert_err_contains "--verify: - cannot be read back"
 [[ ! -s $T/cmd.out ]] || fail "--verify to - with --blkhash-file: data was written to stdout"
 [[ ! -s $T/h.txt ]] || fail "--verify to -: a digest was written"
 stop_server src
