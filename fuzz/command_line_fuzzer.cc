@@ -14,8 +14,9 @@
 #include <string>
 #include <vector>
 
-#include "fuzz_check.h"
+#include "cli/option_numbers.h"
 #include "endpoints/endpoint_spec.h"
+#include "fuzz_check.h"
 #include "nbdcopy/options.h"
 
 namespace {

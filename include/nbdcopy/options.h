@@ -73,14 +73,12 @@ struct CommandLine {
   Options options;
 };
 
-// Parses argv[1..argc). Errors are one line without the "nbdcopy: " prefix.
-Result<CommandLine> ParseCommandLine(const std::vector<std::string>& args);
+// Parses argv[1..argc) as upstream nbdcopy's getopt_long does, but with
+// long options typed in full. Errors are one line without the "nbdcopy: "
+// prefix. Not thread-safe: getopt_long keeps its state in globals.
+[[nodiscard]] Result<CommandLine> ParseCommandLine(const std::vector<std::string>& args);
 
-// Parses "4096", "32K", "16M", "1G" (binary multiples, case-insensitive,
-// optional trailing "iB"/"B"). Rejects negative numbers, junk and overflow.
-Result<uint64_t> ParseSize(const std::string& text);
-
-// Text for --help; mentions every option.
+// Text for --help; mentions every option, with the defaults of Options().
 std::string HelpText();
 // One option per line, as --long-options / --short-options print them.
 std::string LongOptionsText();

@@ -1,0 +1,75 @@
+// Every option once: its names, what value it takes, and how --help shows
+// it. The parser, --help, --long-options and --short-options all read this
+// table, so they cannot disagree, and the defaults --help shows are read
+// from a default-constructed Options rather than typed in.
+#ifndef NBDCOPY_CLI_OPTION_TABLE_H_
+#define NBDCOPY_CLI_OPTION_TABLE_H_
+
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "nbdcopy/options.h"
+
+namespace nbdcopy {
+
+enum class OptionId {
+  kAllocated,
+  kDestinationIsZero,
+  kDirtyBitmap,
+  kFlush,
+  kNoExtents,
+  kTimeout,
+  kSparse,
+  kConnections,
+  kThreads,
+  kRequests,
+  kRequestSize,
+  kQueueSize,
+  kSynchronous,
+  kBlkhash,
+  kBlkhashFile,
+  kVerify,
+  kProgress,
+  kJson,
+  kVerbose,
+  kHelp,
+  kVersion,
+  kLongOptions,
+  kShortOptions,
+};
+
+// What the long form takes, numbered as getopt_long's no_argument,
+// required_argument and optional_argument. A short form takes a value only
+// when the long form requires one: -p is a plain flag, --progress[=FD] not.
+enum class ArgKind { kNone = 0, kRequired = 1, kOptional = 2 };
+
+// The --help section an option is listed under, in --help's order.
+// kActions are listed together on one line, at the end.
+enum class HelpGroup { kCopy, kPerformance, kChecksums, kOutput, kActions };
+
+// Names are string literals: getopt_long reads them as C strings.
+struct OptionSpec {
+  OptionId id;
+  std::string_view long_name;   // without "--"
+  std::string_view alias = {};  // a second long name meaning the same; empty: none
+  char short_name = '\0';       // '\0': none
+  ArgKind arg = ArgKind::kNone;
+  std::string_view value_name = {};  // --help's name for the value: "N" in "--sparse=N"
+  bool unlisted = false;             // left out of --long-options (it is for completion)
+  HelpGroup group = HelpGroup::kActions;
+  // --help's description; "\n" starts a continuation line, "{}" is replaced
+  // by shown_default(Options()).
+  std::string_view help = {};
+  std::string (*shown_default)(const Options& defaults) = nullptr;
+};
+
+// In --help's order.
+std::span<const OptionSpec> OptionTable();
+
+// "--connections": how messages name an option, whichever form was typed.
+std::string LongName(const OptionSpec& spec);
+
+}  // namespace nbdcopy
+
+#endif  // NBDCOPY_CLI_OPTION_TABLE_H_

@@ -1,0 +1,192 @@
+#include "cli/option_values.h"
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <climits>
+#include <string_view>
+
+#include "cli/option_numbers.h"
+
+namespace nbdcopy {
+namespace {
+
+// Options that take no value: a flag, or an action.
+void ApplyFlag(OptionId id, CommandLine* command_line) {
+  Options& options = command_line->options;
+  switch (id) {
+    case OptionId::kHelp:
+      command_line->action = Action::kHelp;
+      break;
+    case OptionId::kVersion:
+      command_line->action = Action::kVersion;
+      break;
+    case OptionId::kLongOptions:
+      command_line->action = Action::kLongOptions;
+      break;
+    case OptionId::kShortOptions:
+      command_line->action = Action::kShortOptions;
+      break;
+    case OptionId::kAllocated:
+      options.allocated = true;
+      break;
+    case OptionId::kDestinationIsZero:
+      options.destination_is_zero = true;
+      break;
+    case OptionId::kFlush:
+      options.flush = true;
+      break;
+    case OptionId::kNoExtents:
+      options.extents = false;
+      break;
+    case OptionId::kSynchronous:
+      options.synchronous = true;
+      break;
+    case OptionId::kVerbose:
+      options.verbose = true;
+      break;
+    case OptionId::kVerify:
+      options.verify = true;
+      break;
+    default:  // an option with a value: not a flag
+      break;
+  }
+}
+
+Status ParseCount(const OptionSpec& spec, const std::string& text, unsigned min, unsigned* count) {
+  Result<uint64_t> value = ParseNumber(text, UINT_MAX);
+  if (!value.ok()) return value.status().WithPrefix(LongName(spec));
+  if (*value < min) {
+    return Status::Error(LongName(spec) + ": must be at least " + std::to_string(min));
+  }
+  *count = static_cast<unsigned>(*value);
+  return Status::Ok();
+}
+
+Result<BlkhashSpec> ParseBlkhash(const std::string& text) {
+  BlkhashSpec spec;
+  size_t slash = text.find('/');
+  spec.algorithm = text.substr(0, slash);
+  static constexpr std::array<std::string_view, 4> kAlgorithms = {"md5", "sha1", "sha256",
+                                                                  "sha512"};
+  if (std::find(kAlgorithms.begin(), kAlgorithms.end(), spec.algorithm) == kAlgorithms.end()) {
+    return Status::Error("--blkhash: unknown algorithm " + Quoted(spec.algorithm) +
+                         " (expected md5, sha1, sha256 or sha512)");
+  }
+  if (slash == std::string::npos) return spec;
+  std::string size_text = text.substr(slash + 1);
+  Result<uint64_t> size = ParseSize(size_text);
+  if (!size.ok()) return size.status().WithPrefix("--blkhash");
+  if (!std::has_single_bit(*size)) {
+    return Status::Error("--blkhash: block size must be a power of 2: " + Quoted(size_text));
+  }
+  if (*size > kMaxRequestSize) {
+    return Status::Error("--blkhash: block size must be at most 32M: " + Quoted(size_text));
+  }
+  spec.block_size = *size;
+  return spec;
+}
+
+Status ApplyProgress(const OptionSpec& spec, const std::optional<std::string>& value,
+                     Options* options) {
+  // As upstream: a later bare -p/--progress keeps an FD given earlier.
+  if (!value) {
+    if (options->progress == ProgressMode::kNone) options->progress = ProgressMode::kBar;
+    return Status::Ok();
+  }
+  Result<uint64_t> fd = ParseNumber(*value, INT_MAX);
+  if (!fd.ok()) return fd.status().WithPrefix(LongName(spec));
+  options->progress = ProgressMode::kFd;
+  options->progress_fd = static_cast<int>(*fd);
+  return Status::Ok();
+}
+
+// --request-size, --queue-size and --sparse.
+Status ApplySize(const OptionSpec& spec, const std::string& text, Options* options) {
+  Result<uint64_t> size = ParseSize(text);
+  if (!size.ok()) return size.status().WithPrefix(LongName(spec));
+  if (spec.id == OptionId::kRequestSize) {
+    if (!std::has_single_bit(*size) || *size < kMinRequestSize || *size > kMaxRequestSize) {
+      return Status::Error("--request-size: must be a power of 2 from " +
+                           std::to_string(kMinRequestSize) + " to " +
+                           std::to_string(kMaxRequestSize));
+    }
+    options->request_size = *size;
+    options->request_size_set = true;
+  } else if (spec.id == OptionId::kQueueSize) {
+    if (*size == 0) return Status::Error("--queue-size: must be at least 1");
+    options->queue_size = *size;
+  } else {
+    if (*size != 0 && (!std::has_single_bit(*size) || *size < kMinSparseSize)) {
+      return Status::Error("--sparse: must be 0 or a power of 2 >= " +
+                           std::to_string(kMinSparseSize));
+    }
+    options->sparse_size = *size;
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status ApplyOption(const OptionOccurrence& occurrence, CommandLine* command_line) {
+  const OptionSpec& spec = *occurrence.spec;
+  Options& options = command_line->options;
+  // Set for every option with a required value, as getopt_long gives one.
+  const std::string value = occurrence.value.value_or("");
+  switch (spec.id) {
+    case OptionId::kBlkhashFile:
+      options.blkhash_file = value;
+      return Status::Ok();
+    case OptionId::kDirtyBitmap:
+      options.dirty_bitmap = value;
+      return Status::Ok();
+    case OptionId::kJson:
+      options.json = true;
+      options.json_file = occurrence.value;  // a bare --json means stdout
+      return Status::Ok();
+    case OptionId::kBlkhash: {
+      if (!occurrence.value) {
+        options.blkhash = BlkhashSpec();
+        return Status::Ok();
+      }
+      Result<BlkhashSpec> blkhash = ParseBlkhash(value);
+      if (!blkhash.ok()) return blkhash.status();
+      options.blkhash = *blkhash;
+      return Status::Ok();
+    }
+    case OptionId::kProgress:
+      return ApplyProgress(spec, occurrence.value, &options);
+    case OptionId::kConnections:
+      return ParseCount(spec, value, 1, &options.connections);
+    case OptionId::kRequests:
+      return ParseCount(spec, value, 1, &options.requests);
+    case OptionId::kThreads:
+      return ParseCount(spec, value, 0, &options.threads);
+    case OptionId::kTimeout: {
+      Result<uint64_t> seconds = ParseNumber(value, kMaxTimeout);
+      if (!seconds.ok()) return seconds.status().WithPrefix(LongName(spec));
+      options.timeout = static_cast<unsigned>(*seconds);
+      return Status::Ok();
+    }
+    case OptionId::kRequestSize:
+    case OptionId::kQueueSize:
+    case OptionId::kSparse:
+      return ApplySize(spec, value, &options);
+    case OptionId::kAllocated:
+    case OptionId::kDestinationIsZero:
+    case OptionId::kFlush:
+    case OptionId::kNoExtents:
+    case OptionId::kSynchronous:
+    case OptionId::kVerbose:
+    case OptionId::kVerify:
+    case OptionId::kHelp:
+    case OptionId::kVersion:
+    case OptionId::kLongOptions:
+    case OptionId::kShortOptions:
+      ApplyFlag(spec.id, command_line);
+      return Status::Ok();
+  }
+  return Status::Ok();  // not reached: the switch names every option
+}
+
+}  // namespace nbdcopy
