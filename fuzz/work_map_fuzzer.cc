@@ -17,6 +17,7 @@
 
 #include "fuzz_check.h"
 #include "plan/work_map.h"
+#include "support/described_image.h"
 
 namespace {
 
@@ -35,21 +36,16 @@ struct Segment {
   bool zero;
 };
 
-class PatternSource : public Endpoint {
+class PatternSource : public nbdcopy::fakes::DescribedImage {
  public:
   PatternSource(uint64_t size, std::vector<Segment> segments, unsigned fail_every,
                 unsigned short_every)
-      : segments_(std::move(segments)), fail_every_(fail_every), short_every_(short_every) {
+      : DescribedImage(size),
+        segments_(std::move(segments)),
+        fail_every_(fail_every),
+        short_every_(short_every) {
     for (const Segment& segment : segments_) period_ += segment.length;
-    info_.size = size;
-    info_.can_extents = true;
   }
-  const std::string& name() const override { return name_; }
-  const EndpointInfo& info() const override { return info_; }
-  Result<size_t> Read(uint64_t, std::span<std::byte>) override { return Status::Error("no"); }
-  Status Write(uint64_t, std::span<const std::byte>) override { return Status::Error("no"); }
-  Status Zero(uint64_t, uint64_t, bool) override { return Status::Error("no"); }
-  Status Flush() override { return Status::Ok(); }
 
   Status Extents(uint64_t offset, uint64_t length, std::vector<Extent>* out) override {
     ++queries_;
@@ -95,8 +91,6 @@ class PatternSource : public Endpoint {
     return segments_.back();
   }
 
-  std::string name_ = "pattern";
-  EndpointInfo info_;
   std::vector<Segment> segments_;
   uint64_t period_ = 0;
   uint64_t segment_left_ = 0;

@@ -81,6 +81,17 @@ struct EndpointInfo {
   uint32_t inline_writes_below = 0;
 };
 
+// What CloneRangeFrom did.
+enum class CloneResult {
+  kCloned,        // the range now shares the source's blocks
+  kRangeRefused,  // not this range (unaligned, say); another may work
+  kUnsupported,   // never between these two (other kinds, file systems, no reflink)
+};
+
+// The largest zero operation the engines plan: NBD's 32-bit lengths, kept a
+// power of 2 so that it stays a multiple of every alignment.
+inline constexpr uint64_t kMaxZeroLength = uint64_t{1} << 30;
+
 class Endpoint {
  public:
   virtual ~Endpoint() = default;
@@ -121,11 +132,14 @@ class Endpoint {
 
   // Makes [offset, offset + length) of this endpoint share the blocks of the
   // same range of `source` (a reflink, as on XFS and btrfs) without reading
-  // or writing the data. Returns false where the pair cannot (other endpoint
-  // kinds, another file system, no reflink, a range the file system will not
-  // clone): the caller then copies the range, which also repairs whatever a
-  // failed clone left. REQUIRES the range lies within both.
-  virtual bool CloneRangeFrom(Endpoint& source, uint64_t offset, uint64_t length) { return false; }
+  // or writing the data. Anything but kCloned: the caller copies the range,
+  // which also repairs whatever a failed clone left. The endpoint only
+  // reports; when to stop asking is the engines' rule (engine/clone_rule.h).
+  // REQUIRES the range lies within both and length > 0.
+  [[nodiscard]] virtual CloneResult CloneRangeFrom(Endpoint& source, uint64_t offset,
+                                                   uint64_t length) {
+    return CloneResult::kUnsupported;
+  }
 
   // Asynchronous operations for the parallel engine. Each Start* begins an
   // operation; it finishes later and shows up in TakeCompletions() with the

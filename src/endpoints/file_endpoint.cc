@@ -177,25 +177,24 @@ Status FileEndpoint::Extents(uint64_t offset, uint64_t length, std::vector<Exten
   return Status::Ok();
 }
 
-bool FileEndpoint::CloneRangeFrom(Endpoint& source, uint64_t offset, uint64_t length) {
-  if (!clone_works_ || is_block_device_ || length == 0) return false;  // 0: "to the end"
+CloneResult FileEndpoint::CloneRangeFrom(Endpoint& source, uint64_t offset, uint64_t length) {
   auto* file = dynamic_cast<FileEndpoint*>(&source);
-  if (file == nullptr || file->is_block_device_) return false;
+  if (is_block_device_ || file == nullptr || file->is_block_device_) {
+    return CloneResult::kUnsupported;
+  }
   file_clone_range range{};
   range.src_fd = file->fd_.get();
   range.src_offset = offset;
-  range.src_length = length;
+  range.src_length = length;  // never 0: that would mean "to the end of the file"
   range.dest_offset = offset;
   if (ioctl(fd_.get(), FICLONERANGE, &range) == 0) {
-    clone_refusals_ = 0;
     end_of_file_ = std::max(end_of_file_, offset + length);
-    return true;
+    return CloneResult::kCloned;
   }
-  // EINVAL: this range (not block-aligned, say); a run of them, or any
-  // other answer (no reflink here, another file system, no space...), and
-  // the copy stops asking. The caller's copy reports real errors.
-  if (errno != EINVAL || ++clone_refusals_ >= 16) clone_works_ = false;
-  return false;
+  // EINVAL: this range (not block-aligned, say). Any other answer (no
+  // reflink here, another file system, no space...) holds for every range;
+  // the caller's copy reports real errors.
+  return errno == EINVAL ? CloneResult::kRangeRefused : CloneResult::kUnsupported;
 }
 
 // Called from other workers' threads: reads only what is fixed once the

@@ -33,7 +33,7 @@ class FileEndpoint : public Endpoint {
   Status Truncate(uint64_t size) override;
   Result<std::unique_ptr<Endpoint>> Connect() override;
   // FICLONERANGE from another regular file (file_endpoint.cc).
-  bool CloneRangeFrom(Endpoint& source, uint64_t offset, uint64_t length) override;
+  CloneResult CloneRangeFrom(Endpoint& source, uint64_t offset, uint64_t length) override;
 
   // Overlapped I/O through io_uring (file_endpoint_async.cc) where the
   // kernel allows it; otherwise the synchronous calls run at once. Started
@@ -81,8 +81,6 @@ class FileEndpoint : public Endpoint {
   bool punch_hole_works_ = true;
   bool zero_range_works_ = true;
   bool block_zero_out_works_ = true;
-  bool clone_works_ = true;      // FICLONERANGE not refused as unsupported yet
-  unsigned clone_refusals_ = 0;  // ranges refused in a row (EINVAL)
 
   std::unique_ptr<Uring> uring_;  // null: synchronous I/O
   bool uring_failed_ = false;     // a submission failed: every later op fails

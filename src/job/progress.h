@@ -29,6 +29,7 @@
 #include <optional>
 #include <string>
 
+#include "engine/progress_sink.h"
 #include "nbdcopy/options.h"
 
 namespace nbdcopy {
@@ -66,7 +67,7 @@ std::string RenderFrame(const ProgressSnapshot& snapshot, unsigned spin, size_t 
 // How many terminal columns a frame from RenderFrame takes.
 size_t FrameColumns(const std::string& frame);
 
-class Progress {
+class Progress final : public ProgressSink {
  public:
   using Clock = std::chrono::steady_clock;
 
@@ -82,7 +83,7 @@ class Progress {
   Progress& operator=(const Progress&) = delete;
 
   void Start();
-  void Add(uint64_t bytes);
+  void Add(uint64_t bytes) override;
   // The copy finished: reports 100 % and ends the line.
   void Finish();
 

@@ -10,7 +10,7 @@
 
 #include "plan/incremental.h"
 #include "nbdcopy/options.h"
-#include "engine/parallel_copy.h"
+#include "engine/copy_stats.h"
 
 namespace nbdcopy {
 

@@ -5,14 +5,15 @@
 
 #include <cstring>
 
-#include "memory_endpoint.h"
+#include "support/memory_endpoint.h"
+#include "job/progress.h"
 #include "engine/parallel_copy.h"
 #include "engine/sync_copy.h"
 
 namespace nbdcopy {
 namespace {
 
-using testing::MemoryEndpoint;
+using fakes::MemoryEndpoint;
 
 constexpr uint64_t kKiB = 1024;
 constexpr uint64_t kRequestSize = 64 * kKiB;
@@ -76,12 +77,12 @@ TEST_P(CancelTest, EngineStopsAndFinishesWhatItStarted) {
   ASSERT_FALSE(status.ok());
   EXPECT_EQ(status.message(), "interrupted");
   EXPECT_EQ(ExitStatusFor(status), 128 + SIGTERM);
-  std::vector<testing::Operation> reads = source.OpsNamed("read");
+  std::vector<fakes::Operation> reads = source.OpsNamed("read");
   EXPECT_GE(reads.size(), 5u);
   EXPECT_LE(reads.size(), 5u + plan.requests);  // at most one window more in flight
   EXPECT_LT(progress.copied(), size);
   EXPECT_EQ(progress.copied(), stats.bytes_written);
-  for (const testing::Operation& read : reads) {
+  for (const fakes::Operation& read : reads) {
     EXPECT_EQ(std::memcmp(destination.data().data() + read.offset,
                           source.data().data() + read.offset, read.length),
               0)

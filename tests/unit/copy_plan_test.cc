@@ -2,12 +2,12 @@
 
 #include <gtest/gtest.h>
 
-#include "memory_endpoint.h"
+#include "support/memory_endpoint.h"
 
 namespace nbdcopy {
 namespace {
 
-using testing::MemoryEndpoint;
+using fakes::MemoryEndpoint;
 
 constexpr size_t kSize = 1 << 20;
 

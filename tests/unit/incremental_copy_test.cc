@@ -4,16 +4,17 @@
 
 #include <random>
 
-#include "memory_endpoint.h"
+#include "support/memory_endpoint.h"
 #include "plan/incremental.h"
+#include "job/progress.h"
 #include "engine/parallel_copy.h"
 #include "engine/sync_copy.h"
 
 namespace nbdcopy {
 namespace {
 
-using testing::MemoryEndpoint;
-using testing::Operation;
+using fakes::MemoryEndpoint;
+using fakes::Operation;
 
 constexpr uint64_t kKiB = 1024;
 constexpr uint64_t kMiB = 1024 * kKiB;

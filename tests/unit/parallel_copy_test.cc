@@ -1,16 +1,17 @@
+#include "job/progress.h"
 #include "engine/parallel_copy.h"
 
 #include <gtest/gtest.h>
 
 #include <random>
 
-#include "memory_endpoint.h"
+#include "support/memory_endpoint.h"
 
 namespace nbdcopy {
 namespace {
 
-using testing::MemoryEndpoint;
-using testing::Operation;
+using fakes::MemoryEndpoint;
+using fakes::Operation;
 
 constexpr uint64_t kKiB = 1024;
 

@@ -1,3 +1,4 @@
+#include "job/progress.h"
 #include "engine/sync_copy.h"
 
 #include <gtest/gtest.h>
@@ -6,14 +7,14 @@
 #include <random>
 #include <string>
 
-#include "memory_endpoint.h"
+#include "support/memory_endpoint.h"
 #include "base/zero_detect.h"
 
 namespace nbdcopy {
 namespace {
 
-using testing::MemoryEndpoint;
-using testing::Operation;
+using fakes::MemoryEndpoint;
+using fakes::Operation;
 
 constexpr uint64_t kKiB = 1024;
 

@@ -4,7 +4,8 @@
 
 #include <algorithm>
 
-#include "memory_endpoint.h"
+#include "support/described_image.h"
+#include "support/memory_endpoint.h"
 
 namespace nbdcopy {
 namespace {
@@ -12,24 +13,7 @@ namespace {
 constexpr uint64_t kMiB = 1024 * 1024;
 constexpr uint64_t kGiB = 1024 * kMiB;
 
-// An image that only describes itself: every other operation fails.
-class DescribedImage : public Endpoint {
- public:
-  explicit DescribedImage(uint64_t size) {
-    info_.size = size;
-    info_.can_extents = true;
-  }
-  const std::string& name() const override { return name_; }
-  const EndpointInfo& info() const override { return info_; }
-  Result<size_t> Read(uint64_t, std::span<std::byte>) override { return Status::Error("no"); }
-  Status Write(uint64_t, std::span<const std::byte>) override { return Status::Error("no"); }
-  Status Zero(uint64_t, uint64_t, bool) override { return Status::Error("no"); }
-  Status Flush() override { return Status::Ok(); }
-
- private:
-  std::string name_ = "described";
-  EndpointInfo info_;
-};
+using fakes::DescribedImage;
 
 // Describes a huge image without holding it: clean everywhere except
 // [dirty_offset, dirty_offset + dirty_length).
@@ -81,7 +65,7 @@ TEST(WorkMapTest, AllCleanWindowsAreCrossedNotTheEnd) {
 
 TEST(WorkMapTest, FailedExtentsOfADirtySourceAreCopied) {
   // No answer must never read as "clean": the range is copied.
-  auto source = testing::MemoryEndpoint::Zeroes(2 * kMiB);
+  auto source = fakes::MemoryEndpoint::Zeroes(2 * kMiB);
   source.AddCleanExtent(0, 2 * kMiB);
   source.FailOn("extents");
   WorkMap map(IncrementalRules(2 * kMiB));

@@ -13,8 +13,6 @@ namespace nbdcopy {
 
 namespace {
 
-// Zero lengths travel as 32-bit fields; stay well inside.
-constexpr uint64_t kMaxZeroLength = 1ULL << 30;
 
 }  // namespace
 

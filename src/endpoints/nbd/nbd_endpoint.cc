@@ -20,8 +20,7 @@ namespace nbdcopy {
 namespace {
 
 constexpr char kBaseAllocation[] = "base:allocation";
-// Zero and block-status lengths travel as 32-bit fields; stay well inside.
-constexpr uint64_t kMaxZeroLength = 1ULL << 30;
+// Block-status lengths travel as 32-bit fields; stay well inside.
 constexpr uint64_t kMaxExtentsLength = 1ULL << 31;
 // A server may describe a range a little at a time. Ask again a few times;
 // then whatever of kMinDescribed is still undescribed is data, so that a

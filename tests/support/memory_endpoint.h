@@ -18,7 +18,7 @@
 
 #include "nbdcopy/endpoint.h"
 
-namespace nbdcopy::testing {
+namespace nbdcopy::fakes {
 
 struct Operation {
   std::string op;  // "read", "write", "zero", "zero-alloc", "flush", "extents"
@@ -107,15 +107,15 @@ class MemoryEndpoint : public Endpoint {
     refuse_from_ = refuse_from;
     refuse_to_ = refuse_to;
   }
-  bool CloneRangeFrom(Endpoint& source, uint64_t offset, uint64_t length) override {
+  CloneResult CloneRangeFrom(Endpoint& source, uint64_t offset, uint64_t length) override {
     Log("clone", offset, length);
     auto* memory = dynamic_cast<MemoryEndpoint*>(&source);
-    if (!clones_ || memory == nullptr) return false;
-    if (offset < refuse_to_ && refuse_from_ < offset + length) return false;
+    if (!clones_ || memory == nullptr) return CloneResult::kUnsupported;
+    if (offset < refuse_to_ && refuse_from_ < offset + length) return CloneResult::kRangeRefused;
     std::scoped_lock lock(memory->shared_->mutex, shared_->mutex);
     std::copy_n(memory->shared_->bytes.begin() + static_cast<ptrdiff_t>(offset), length,
                 shared_->bytes.begin() + static_cast<ptrdiff_t>(offset));
-    return true;
+    return CloneResult::kCloned;
   }
 
   Result<std::unique_ptr<Endpoint>> Connect() override {
@@ -264,6 +264,6 @@ class MemoryEndpoint : public Endpoint {
   uint64_t read_bytes_in_flight_ = 0;
 };
 
-}  // namespace nbdcopy::testing
+}  // namespace nbdcopy::fakes
 
 #endif  // NBDCOPY_TESTS_MEMORY_ENDPOINT_H_

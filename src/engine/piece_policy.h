@@ -1,0 +1,47 @@
+// What becomes of the pieces the work map plans and of the data read for
+// them: the one place both engines ask. Zero pieces and all-zero blocks of
+// read data become zero operations, or nothing when the destination
+// already reads as zeroes; the rest is written. Zero detection runs in
+// plan.sparse_size blocks, only where the destination zeroes cheaply.
+#ifndef NBDCOPY_ENGINE_PIECE_POLICY_H_
+#define NBDCOPY_ENGINE_PIECE_POLICY_H_
+
+#include <cstdint>
+#include <span>
+
+#include "base/zero_detect.h"
+#include "engine/copy_stats.h"
+#include "nbdcopy/endpoint.h"
+#include "nbdcopy/status.h"
+#include "plan/copy_plan.h"
+
+namespace nbdcopy {
+
+class PiecePolicy {
+ public:
+  PiecePolicy(const CopyPlan& plan, const EndpointInfo& destination)
+      : skip_zeroes_(plan.skip_zero_ranges),
+        zero_granule_(destination.efficient_zero ? plan.sparse_size : 0) {}
+
+  // A zero piece of the plan (a hole or zero extent of the source).
+  RunAction ForZeroPiece() const { return skip_zeroes_ ? RunAction::kSkip : RunAction::kZero; }
+
+  // Calls emit(run_offset, run, action) for each run of data read from the
+  // source at offset, in order; stops at the first failure emit returns.
+  template <typename Emit>
+  Status ForEachRun(uint64_t offset, std::span<const std::byte> data, Emit&& emit) const {
+    if (zero_granule_ == 0) return emit(offset, data, RunAction::kWrite);
+    return ForEachZeroRun(offset, data, zero_granule_,
+                          [&](uint64_t run_offset, std::span<const std::byte> run, bool zero) {
+                            return emit(run_offset, run, zero ? ForZeroPiece() : RunAction::kWrite);
+                          });
+  }
+
+ private:
+  const bool skip_zeroes_;
+  const uint64_t zero_granule_;  // 0: no zero detection
+};
+
+}  // namespace nbdcopy
+
+#endif  // NBDCOPY_ENGINE_PIECE_POLICY_H_

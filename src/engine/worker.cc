@@ -1,0 +1,276 @@
+#include "engine/worker.h"
+
+#include <poll.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <utility>
+
+#include "nbdcopy/cancel.h"
+
+namespace nbdcopy {
+
+void SharedCopy::Fail(Status status) {
+  MutexLock lock(mutex_);
+  if (failed_.load()) return;
+  first_error_ = std::move(status);
+  failed_.store(true);
+}
+
+Status SharedCopy::first_error() {
+  MutexLock lock(mutex_);
+  return first_error_;
+}
+
+void SharedCopy::MergeStats(const CopyStats& worker) {
+  MutexLock lock(mutex_);
+  stats_.Merge(worker);
+}
+
+CopyStats SharedCopy::stats() {
+  MutexLock lock(mutex_);
+  CopyStats stats = stats_;
+  stats.map = map.stats();
+  return stats;
+}
+
+Worker::Worker(SharedCopy& shared, Endpoint& source, Endpoint& destination,
+               std::function<void()> on_first_data)
+    : on_first_data_(std::move(on_first_data)),
+      shared_(shared),
+      plan_(shared.plan),
+      source_(source),
+      destination_(destination),
+      policy_(plan_, destination.info()),
+      clone_(plan_.clone_data),
+      // Without overlapped I/O on either side, a second request in flight
+      // only reads ahead into colder buffers.
+      max_requests_(
+          source.info().overlapped_io || destination.info().overlapped_io ? plan_.requests : 1),
+      batch_size_(8 * plan_.request_size),
+      slots_(max_requests_),
+      budget_(plan_.min_request_size > 0 ? plan_.min_request_size : plan_.request_size,
+              plan_.request_size, plan_.queue_size),
+      // The budget bounds the bytes in flight; one request may exceed it alone.
+      arena_(std::max(plan_.queue_size, plan_.request_size), max_requests_) {
+  for (unsigned i = max_requests_; i > 0; --i) free_slots_.push_back(i - 1);
+}
+
+void Worker::Run() {
+  std::vector<Completion> completions;
+  for (;;) {
+    if (!Stopping()) Admit();
+    bool no_more_work = Stopping() || (map_done_ && pieces_.empty());
+    if (requests_in_flight_ == 0 && no_more_work) break;
+    if (!Collect(&completions)) {
+      WaitForEvents();
+      Collect(&completions);
+    }
+  }
+  stats_.final_budget = budget_.budget();
+  stats_.final_request_size = budget_.request_size();
+  shared_.MergeStats(stats_);
+}
+
+bool Worker::Stopping() const { return shared_.failed() || CancelRequested(); }
+
+void Worker::Admit() {
+  while (requests_in_flight_ < max_requests_) {
+    if (pieces_.empty()) {
+      if (map_done_) return;
+      map_done_ = !shared_.map.TakeBatch(source_, plan_.use_extents, batch_size_, &pieces_);
+      continue;
+    }
+    if (pieces_.front().zero) {
+      Extent piece = pieces_.front();
+      pieces_.pop_front();
+      StartZeroPiece(piece);
+      continue;
+    }
+    if (on_first_data_) std::exchange(on_first_data_, nullptr)();
+    // Clones take no slot: check here what Run() checks between calls.
+    if (CloneFront()) {
+      if (Stopping()) return;
+      continue;
+    }
+    if (!StartDataPiece()) return;
+  }
+}
+
+// Clones the run of data pieces at the front, if the clone rule says to
+// try and the destination agrees; false leaves them to be copied.
+bool Worker::CloneFront() {
+  std::optional<CloneRule::Run> run = clone_.Next(pieces_);
+  if (!run) return false;
+  if (!clone_.Record(*run, destination_.CloneRangeFrom(source_, run->offset, run->length))) {
+    return false;
+  }
+  pieces_.erase(pieces_.begin(), pieces_.begin() + static_cast<ptrdiff_t>(run->pieces));
+  stats_.AddCloned(run->length);
+  shared_.progress.Add(run->length);
+  return true;
+}
+
+// Starts the read of (the first request's worth of) the front data piece;
+// false when the budget or the arena says to wait for completions.
+bool Worker::StartDataPiece() {
+  Extent piece = pieces_.front();
+  piece.length = std::min(piece.length, budget_.request_size());
+  // A request larger than the whole budget still runs, alone.
+  if (bytes_in_flight_ > 0 && bytes_in_flight_ + piece.length > budget_.budget()) return false;
+  // Within the budget, yet the arena may be too fragmented: wait for buffers.
+  std::byte* buffer = arena_.Take(piece.length);
+  if (buffer == nullptr) return false;
+  ConsumeFront(piece.length);
+  unsigned index = TakeSlot(piece);
+  Slot& slot = slots_[index];
+  slot.alone = bytes_in_flight_ == 0;
+  slot.started = AdaptiveBudget::Clock::now();
+  slot.buffer = buffer;
+  slot.pending = 1;
+  bytes_in_flight_ += piece.length;
+  stats_.max_bytes_in_flight = std::max(stats_.max_bytes_in_flight, bytes_in_flight_);
+  stats_.AddRead(piece.length);
+  source_.StartRead(piece.offset, std::span(slot.buffer, piece.length), index);
+  return true;
+}
+
+void Worker::ConsumeFront(uint64_t length) {
+  Extent& front = pieces_.front();
+  front.offset += length;
+  front.length -= length;
+  if (front.length == 0) pieces_.pop_front();
+}
+
+void Worker::StartZeroPiece(const Extent& piece) {
+  if (shared_.blkhash != nullptr) HashZeroes(piece.offset, piece.length);
+  RunAction action = policy_.ForZeroPiece();
+  stats_.AddRun(action, piece.length);
+  if (action == RunAction::kSkip) {
+    shared_.progress.Add(piece.length);
+    return;
+  }
+  unsigned index = TakeSlot(piece);
+  slots_[index].pending = 1;
+  destination_.StartZero(piece.offset, piece.length, plan_.allocated, index);
+}
+
+unsigned Worker::TakeSlot(const Extent& piece) {
+  unsigned index = free_slots_.back();
+  free_slots_.pop_back();
+  slots_[index].offset = piece.offset;
+  slots_[index].length = piece.length;
+  ++requests_in_flight_;
+  stats_.max_requests_in_flight = std::max(stats_.max_requests_in_flight, requests_in_flight_);
+  return index;
+}
+
+// REQUIRES offset is block-aligned (the plan's alignment covers the
+// blkhash block, so the work map aligns zero pieces to it).
+void Worker::HashZeroes(uint64_t offset, uint64_t length) {
+  Blkhash& hash = *shared_.blkhash;
+  const uint64_t block = hash.block_size();
+  hash.AddZeroBlocks(offset / block, length / block);
+  if (uint64_t tail = length % block; tail > 0) {  // the short last block
+    std::vector<std::byte> zeroes(tail);
+    hash.AddDigest((offset + length) / block, hash.BlockDigest(zeroes));
+  }
+}
+
+// Takes finished operations; returns false if there were none.
+bool Worker::Collect(std::vector<Completion>* completions) {
+  completions->clear();
+  source_.TakeCompletions(completions);
+  size_t reads = completions->size();
+  destination_.TakeCompletions(completions);
+  if (completions->empty()) return false;
+  for (size_t i = 0; i < completions->size(); ++i) {
+    Completion& completion = (*completions)[i];
+    if (!completion.status.ok()) shared_.Fail(std::move(completion.status));
+    unsigned index = static_cast<unsigned>(completion.tag);
+    if (--slots_[index].pending > 0) continue;
+    if (i < reads) {
+      OnReadDone(index);
+    } else {
+      Release(index);
+    }
+  }
+  return true;
+}
+
+void Worker::OnReadDone(unsigned index) {
+  Slot& slot = slots_[index];
+  if (!shared_.failed()) {
+    std::span<const std::byte> data(slot.buffer, slot.length);
+    if (shared_.blkhash != nullptr) {
+      shared_.blkhash->AddData(slot.offset / shared_.blkhash->block_size(), data);
+    }
+    // Starting operations cannot fail here: their completions report.
+    (void)policy_.ForEachRun(
+        slot.offset, data,
+        [&](uint64_t offset, std::span<const std::byte> run, RunAction action) {
+          StartRun(index, offset, run, action);
+          return Status::Ok();
+        });
+  }
+  if (slot.pending == 0) Release(index);
+}
+
+void Worker::StartRun(unsigned index, uint64_t offset, std::span<const std::byte> run,
+                      RunAction action) {
+  stats_.AddRun(action, run.size());
+  if (action == RunAction::kSkip) return;
+  ++slots_[index].pending;
+  if (action == RunAction::kZero) {
+    destination_.StartZero(offset, run.size(), plan_.allocated, index);
+  } else {
+    destination_.StartWrite(offset, run, index);
+  }
+}
+
+void Worker::Release(unsigned index) {
+  Slot& slot = slots_[index];
+  if (!shared_.failed()) shared_.progress.Add(slot.length);
+  if (slot.buffer != nullptr) {
+    bytes_in_flight_ -= slot.length;
+    budget_.OnDone(slot.length, slot.started, slot.alone, AdaptiveBudget::Clock::now());
+    arena_.Give(slot.buffer, slot.length);
+    slot.buffer = nullptr;
+  }
+  --requests_in_flight_;
+  free_slots_.push_back(index);
+}
+
+// Polls both endpoints' descriptors; the shortest of their timeouts bounds
+// the wait, and a timeout is news too (an endpoint may give up).
+void Worker::WaitForEvents() {
+  pollfd fds[2];
+  Endpoint* owners[2];
+  nfds_t count = 0;
+  int timeout_ms = -1;
+  for (Endpoint* endpoint : {&source_, &destination_}) {
+    PollInterest interest = endpoint->poll_interest();
+    if (interest.fd < 0) continue;
+    fds[count] = pollfd{interest.fd, interest.events, 0};
+    owners[count++] = endpoint;
+    if (interest.timeout_ms >= 0 && (timeout_ms < 0 || interest.timeout_ms < timeout_ms)) {
+      timeout_ms = interest.timeout_ms;
+    }
+  }
+  if (count == 0) {
+    // Nothing to wait on yet nothing finished: an endpoint lost track.
+    shared_.Fail(Status::Error("internal error: requests in flight but nothing to wait on"));
+    requests_in_flight_ = 0;
+    return;
+  }
+  int ready = poll(fds, count, timeout_ms);
+  if (ready == -1) {
+    if (errno != EINTR) shared_.Fail(Status::FromErrno("poll", errno));
+    return;
+  }
+  for (nfds_t i = 0; i < count; ++i) {
+    if (fds[i].revents != 0 || ready == 0) owners[i]->OnPollEvents(fds[i].revents);
+  }
+}
+
+}  // namespace nbdcopy
