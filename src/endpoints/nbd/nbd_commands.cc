@@ -1,5 +1,5 @@
-// NbdEndpoint's asynchronous commands: starting them, and turning libnbd's
-// callbacks into Completions.
+// NbdEndpoint's asynchronous commands: starting them, turning libnbd's
+// callbacks into Completions, and the messages of their failures.
 #include <libnbd.h>
 
 #include <algorithm>
@@ -11,10 +11,23 @@
 
 namespace nbdcopy {
 
-namespace {
+Status NbdEndpoint::OpError(const char* op, uint64_t offset, uint64_t length,
+                            const std::string& why, int error_number) const {
+  if (std::strcmp(op, "flush") == 0) {
+    return Status::Error(name_ + ": flush: " + why, error_number);
+  }
+  return IoError(name_, op, offset, length, why, error_number);
+}
 
-
-}  // namespace
+Status NbdEndpoint::LastError(const char* op, uint64_t offset, uint64_t length) const {
+  // Once the connection is dead every call fails "invalid state: DEAD";
+  // the reason it died is what the user needs.
+  if (!connection_error_.empty()) {
+    return OpError(op, offset, length, connection_error_, ECONNABORTED);
+  }
+  int error_number = nbd_get_errno();
+  return OpError(op, offset, length, LibnbdError(), error_number ? error_number : EIO);
+}
 
 bool NbdEndpoint::IsShortTail(uint64_t offset, uint64_t length) const {
   return info_.min_block_size > 1 && offset + length == *info_.size &&
@@ -32,12 +45,6 @@ int NbdEndpoint::WithTailAllowed(uint64_t offset, uint64_t length, Call start) {
   return rc;
 }
 
-Result<std::unique_ptr<Endpoint>> NbdEndpoint::Connect() {
-  auto other = NbdEndpoint::Connect(spec_, role_, debug_, dirty_bitmap_, timeout_);
-  if (!other.ok()) return other.status();
-  return std::unique_ptr<Endpoint>(std::move(other).value());
-}
-
 NbdEndpoint::Command* NbdEndpoint::NewCommand(const char* op, uint64_t offset, uint64_t length,
                                               uint64_t tag) {
   if (free_commands_.empty()) {
@@ -51,24 +58,9 @@ NbdEndpoint::Command* NbdEndpoint::NewCommand(const char* op, uint64_t offset, u
   command->offset = offset;
   command->length = length;
   command->tag = tag;
-  command->filled = offset;
-  command->scattered.clear();  // keeps its capacity
+  command->coverage.Reset(offset, length);
   last_heard_ = Clock::now();  // the silence limit counts from the newest request
   return command;
-}
-
-bool NbdEndpoint::Command::Covered() const {
-  uint64_t end = offset + length;
-  if (scattered.empty()) return filled == end;
-  auto pieces = scattered;
-  pieces.emplace_back(offset, filled - offset);
-  std::sort(pieces.begin(), pieces.end());
-  uint64_t position = offset;
-  for (const auto& [start, count] : pieces) {
-    if (start != position) return false;  // a gap or an overlap
-    position += count;
-  }
-  return position == end;
 }
 
 void NbdEndpoint::Finish(Command* command, int error_number) {
@@ -82,7 +74,7 @@ void NbdEndpoint::Finish(Command* command, int error_number) {
       aborted_.push_back(
           Aborted{completions_.size(), command->op, command->offset, command->length});
     }
-  } else if (std::strcmp(command->op, "read") == 0 && !command->Covered()) {
+  } else if (std::strcmp(command->op, "read") == 0 && !command->coverage.CoveredExactlyOnce()) {
     // libnbd 1.14 accepts a reply that leaves part of the buffer unfilled:
     // that part would be copied as whatever the buffer held before.
     status = OpError(command->op, command->offset, command->length,
@@ -142,16 +134,13 @@ int NbdEndpoint::OnCommandDone(void* user_data, int* error) {
 }
 
 // libnbd has checked that the chunk lies inside the request; whether the
-// chunks cover it exactly once is ours to check.
+// chunks cover it exactly once is ours to check (Finish). Error chunks
+// fill nothing.
 int NbdEndpoint::OnReadChunk(void* user_data, const void* data, size_t count, uint64_t offset,
                              unsigned status, int* error) {
   auto* command = static_cast<Command*>(user_data);
   if (status != LIBNBD_READ_DATA && status != LIBNBD_READ_HOLE) return 0;
-  if (offset == command->filled) {
-    command->filled += count;
-  } else {
-    command->scattered.emplace_back(offset, count);
-  }
+  command->coverage.AddChunk(offset, count);
   return 0;
 }
 

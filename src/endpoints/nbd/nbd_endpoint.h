@@ -7,8 +7,21 @@
 // nothing for `timeout_seconds` while something waits for it (a hung or
 // hostile server) has its connection abandoned, and whatever waited fails
 // with a message that says so. Replies are checked beyond what libnbd
-// 1.14 checks: a read must be covered by the server's chunks exactly once,
-// and only the first block-status chunk of a reply is believed.
+// 1.14 checks: a read must be covered by the server's chunks exactly once
+// (nbd_read_coverage.h), and only the first block-status chunk of a reply
+// is believed (nbd_extents.h).
+//
+// The implementation, by concern: nbd_connect.cc (handle setup, TLS,
+// handshake, capabilities, disconnect), nbd_poll.cc (poll interest and the
+// silence limit), nbd_commands.cc (asynchronous commands and their
+// errors), nbd_sync.cc (the synchronous calls, run over the asynchronous
+// ones), nbd_extents.cc (block-status replies as extents).
+//
+// Ownership and thread safety: an NbdEndpoint owns its libnbd handle and
+// both belong to one worker thread. libnbd runs our callbacks only inside
+// our own calls on the handle, so they run on that thread too, and nothing
+// here locks. The exception is Connect() (the instance one): it reads only
+// const members and makes a new handle, so any thread may call it.
 #ifndef NBDCOPY_NBD_ENDPOINT_H_
 #define NBDCOPY_NBD_ENDPOINT_H_
 
@@ -20,13 +33,15 @@
 
 #include "nbdcopy/endpoint.h"
 #include "endpoints/endpoint_spec.h"
+#include "endpoints/nbd/nbd_read_coverage.h"
 
 struct nbd_handle;
 
 namespace nbdcopy {
 
-// libnbd's last error message in this thread.
-std::string LibnbdError();
+// libnbd's last error message in this thread (libnbd keeps it per thread),
+// passwords redacted.
+[[nodiscard]] std::string LibnbdError();
 
 struct NbdHandleCloser {
   void operator()(nbd_handle* handle) const;
@@ -63,36 +78,38 @@ class NbdEndpoint : public Endpoint {
   PollInterest poll_interest() const override;
   void OnPollEvents(short revents) override;
 
+ private:
+  using Clock = std::chrono::steady_clock;
   // One asynchronous command: what libnbd's callbacks need to report it.
-  // Pooled, so a steady copy allocates none.
+  // Pooled (commands_ owns them), so a steady copy allocates none.
   struct Command {
     NbdEndpoint* endpoint;
     const char* op;
     uint64_t offset;
     uint64_t length;
     uint64_t tag;
-    // Reads: the chunks the server sent. In-order chunks only move
-    // `filled`; others are kept to be checked at the end.
-    uint64_t filled;
-    std::vector<std::pair<uint64_t, uint64_t>> scattered;  // offset, length
-    bool Covered() const;
+    ReadCoverage coverage;  // reads: the chunks the server sent
   };
 
- private:
-  using Clock = std::chrono::steady_clock;
   NbdEndpoint(const EndpointSpec& spec, Role role, bool debug, std::string dirty_bitmap,
-              unsigned timeout_seconds, NbdHandle handle)
+              std::string dirty_context, unsigned timeout_seconds, NbdHandle handle)
       : spec_(spec),
         role_(role),
         debug_(debug),
         dirty_bitmap_(std::move(dirty_bitmap)),
+        dirty_context_(std::move(dirty_context)),
         timeout_(timeout_seconds),
         name_(DisplayName(spec)),
         handle_(std::move(handle)) {}
   // Drives the handshake that nbd_aio_connect* began; false if it failed
   // (connection_error_ or libnbd's last error says why).
-  bool FinishConnecting();
-  Status LastError(const char* op, uint64_t offset, uint64_t length) const;
+  [[nodiscard]] bool FinishConnecting();
+  // After the handshake: fills info_ from what the server offers; fails
+  // for an export size libnbd cannot report, and for a dirty bitmap the
+  // server does not offer.
+  [[nodiscard]] Status ReadCapabilities();
+  // The error of a libnbd call that failed just now (on this thread).
+  [[nodiscard]] Status LastError(const char* op, uint64_t offset, uint64_t length) const;
   // The request covers the short last block of an export whose size is not
   // a multiple of the minimum block size: libnbd's alignment check would
   // refuse it, yet the protocol allows it.
@@ -108,14 +125,15 @@ class NbdEndpoint : public Endpoint {
   static int OnCommandDone(void* user_data, int* error);
   static int OnReadChunk(void* user_data, const void* data, size_t count, uint64_t offset,
                          unsigned status, int* error);
-  // One block-status request; appends what the reply describes.
-  Status BlockStatus(uint64_t offset, uint64_t length, std::vector<Extent>* out);
+  // One block-status request; appends what the reply describes (a prefix,
+  // maybe empty), or nothing when it fails.
+  [[nodiscard]] Status BlockStatus(uint64_t offset, uint64_t length, std::vector<Extent>* out);
   // Waits for the operation that start() begins with kSyncTag.
   template <typename Start>
-  Status RunSync(Start start);
+  [[nodiscard]] Status RunSync(Start start);
   // Waits for the connection once (at most until the silence limit);
   // false once the connection is dead.
-  bool PollOnce();
+  [[nodiscard]] bool PollOnce();
   // Whether the server owes us something: a handshake step or a reply.
   bool Waiting() const;
   int MillisecondsLeft() const;
@@ -127,15 +145,15 @@ class NbdEndpoint : public Endpoint {
   void ExplainAborted();
   // "<name>: <op> at offset <offset> length <length>: <why>", or
   // "<name>: flush: <why>".
-  Status OpError(const char* op, uint64_t offset, uint64_t length, const std::string& why,
-                 int error_number) const;
+  [[nodiscard]] Status OpError(const char* op, uint64_t offset, uint64_t length,
+                               const std::string& why, int error_number) const;
 
   const EndpointSpec spec_;
   const Role role_;
   const bool debug_;
-  const std::string dirty_bitmap_;  // "" or the bitmap's NAME
-  std::string dirty_context_;       // "" or "qemu:dirty-bitmap:NAME"
-  const unsigned timeout_;          // seconds; 0: none
+  const std::string dirty_bitmap_;   // "" or the bitmap's NAME
+  const std::string dirty_context_;  // "" or "qemu:dirty-bitmap:NAME"
+  const unsigned timeout_;           // seconds; 0: none
   std::string name_;
   EndpointInfo info_;
   bool can_zero_ = false;

@@ -1,0 +1,180 @@
+// NbdEndpoint's life: a libnbd handle set up, connected (TLS included), its
+// handshake run under the silence limit, the server's capabilities read;
+// at the end, a clean disconnect.
+#include <fmt/format.h>
+#include <libnbd.h>
+
+#include <algorithm>
+#include <bit>
+#include <cerrno>
+#include <cstdio>
+
+#include "endpoints/nbd/nbd_endpoint.h"
+#include "endpoints/nbd/nbd_extents.h"
+#include "endpoints/nbd/nbd_tls.h"
+
+namespace nbdcopy {
+
+namespace {
+
+// A failure while creating or connecting a handle: libnbd's own message.
+Status SetupError(const std::string& name) {
+  return Status::Error(name + ": " + LibnbdError(), nbd_get_errno());
+}
+
+// libnbd's debug messages quote URIs whole; pass them on without secrets.
+int PrintDebug(void* user_data, const char* context, const char* message) {
+  std::fprintf(stderr, "libnbd: debug: %s: %s\n", context, RedactPasswords(message).c_str());
+  return 0;
+}
+
+// A handle set up for one endpoint, not yet connected.
+Result<NbdHandle> CreateHandle(const std::string& name, Role role, bool debug,
+                               const std::string& dirty_context) {
+  NbdHandle handle(nbd_create());
+  if (!handle) return SetupError(name);
+  nbd_handle* h = handle.get();
+  nbd_debug_callback print_debug = {.callback = PrintDebug, .user_data = nullptr, .free = nullptr};
+  if (nbd_set_debug(h, debug) == -1 || (debug && nbd_set_debug_callback(h, print_debug) == -1) ||
+      nbd_set_handle_name(h, role == Role::kSource ? "src" : "dst") == -1 ||
+      nbd_set_uri_allow_local_file(h, true) == -1 ||
+      // libnbd would clear every read buffer first; a failed read is never
+      // used here, and a read the server did not fill fails (ReadCoverage),
+      // so that memset is pure cost (most of our CPU time).
+      nbd_set_pread_initialize(h, false) == -1 || nbd_add_meta_context(h, kBaseAllocation) == -1 ||
+      (!dirty_context.empty() && nbd_add_meta_context(h, dirty_context.c_str()) == -1)) {
+    return SetupError(name);
+  }
+  return handle;
+}
+
+// A URI's TLS settings, checked, with what libnbd 1.14 ignores applied to
+// the handle; none for a "[ CMD ]" server.
+Result<UriTls> ApplyUriTls(nbd_handle* h, const EndpointSpec& spec, const std::string& name) {
+  if (spec.kind != EndpointKind::kNbdUri) return UriTls{};
+  Result<UriTls> tls = ParseUriTls(spec.text);
+  if (!tls.ok()) return tls.status().WithPrefix(name);
+  if (Status files = CheckTlsFiles(*tls); !files.ok()) return files.WithPrefix(name);
+  // libnbd 1.14 ignores this URI parameter: apply it ourselves.
+  if (tls->verify_peer && nbd_set_tls_verify_peer(h, *tls->verify_peer) == -1) {
+    return SetupError(name);
+  }
+  return tls;
+}
+
+// Starts connecting (-1: libnbd refused); the handshake runs later, where
+// the silence limit applies.
+int StartConnecting(nbd_handle* h, const EndpointSpec& spec) {
+  if (spec.kind == EndpointKind::kCommand) {
+    std::vector<char*> argv;
+    for (const std::string& word : spec.argv) argv.push_back(const_cast<char*>(word.c_str()));
+    argv.push_back(nullptr);
+    return nbd_aio_connect_systemd_socket_activation(h, argv.data());
+  }
+  return nbd_aio_connect_uri(h, WithoutPassword(spec.text).c_str());
+}
+
+}  // namespace
+
+// libnbd's messages may quote a URI whole, password and all.
+std::string LibnbdError() {
+  const char* message = nbd_get_error();
+  return message ? RedactPasswords(message) : "unknown libnbd error";
+}
+
+void NbdHandleCloser::operator()(nbd_handle* handle) const {
+  if (handle != nullptr) nbd_close(handle);
+}
+
+Result<std::unique_ptr<NbdEndpoint>> NbdEndpoint::Connect(const EndpointSpec& spec, Role role,
+                                                          bool debug,
+                                                          const std::string& dirty_bitmap,
+                                                          unsigned timeout_seconds) {
+  std::string dirty_context =
+      dirty_bitmap.empty() ? std::string() : kDirtyBitmapPrefix + dirty_bitmap;
+  std::string name = DisplayName(spec);
+  Result<NbdHandle> handle = CreateHandle(name, role, debug, dirty_context);
+  if (!handle.ok()) return handle.status();
+  nbd_handle* h = handle->get();
+  Result<UriTls> tls = ApplyUriTls(h, spec, name);
+  if (!tls.ok()) return tls.status();
+  if (StartConnecting(h, spec) == -1) {
+    return Status::Error(name + ": " + ExplainConnectFailure(*tls, LibnbdError()), nbd_get_errno());
+  }
+  std::unique_ptr<NbdEndpoint> endpoint(new NbdEndpoint(spec, role, debug, dirty_bitmap,
+                                                        std::move(dirty_context), timeout_seconds,
+                                                        std::move(handle).value()));
+  if (!endpoint->FinishConnecting()) {
+    const std::string& why = endpoint->connection_error_;
+    return Status::Error(
+        name + ": " + ExplainConnectFailure(*tls, why.empty() ? LibnbdError() : why), ECONNABORTED);
+  }
+  if (Status status = endpoint->ReadCapabilities(); !status.ok()) return status;
+  return endpoint;
+}
+
+Status NbdEndpoint::ReadCapabilities() {
+  nbd_handle* h = handle_.get();
+  int64_t size = nbd_get_size(h);
+  // libnbd 1.14 hands a size of 2^63 or more on as a negative number.
+  if (size < 0) return Status::Error(name_ + ": the server's export size is larger than 2^63-1");
+  // Before anything else: without the bitmap there is nothing to copy by.
+  if (!dirty_context_.empty() && nbd_can_meta_context(h, dirty_context_.c_str()) != 1) {
+    return Status::Error(
+        fmt::format("--dirty-bitmap={}: {}: the server does not offer the "
+                    "meta context {}",
+                    dirty_bitmap_, name_, dirty_context_));
+  }
+  EndpointInfo& info = info_;
+  info.ops_name = "nbd_ops";
+  info.size = static_cast<uint64_t>(size);
+  info.read_only = nbd_is_read_only(h) == 1;
+  can_zero_ = nbd_can_zero(h) == 1;
+  info.efficient_zero = can_zero_;
+  info.overlapped_io = true;
+  info.can_flush = nbd_can_flush(h) == 1;
+  // A server started by "[ CMD ]" listens on a socket only libnbd holds.
+  info.can_multi_conn = spec_.kind != EndpointKind::kCommand && nbd_can_multi_conn(h) == 1;
+  // Destinations too: --verify reads them back.
+  info.can_extents = nbd_can_meta_context(h, kBaseAllocation) == 1 || !dirty_context_.empty();
+  // Advertised block sizes (0 when the server says nothing: then it takes
+  // any alignment, and requests are bounded only by our own 32M cap).
+  int64_t minimum = nbd_get_block_size(h, LIBNBD_SIZE_MINIMUM);
+  int64_t preferred = nbd_get_block_size(h, LIBNBD_SIZE_PREFERRED);
+  int64_t maximum = nbd_get_block_size(h, LIBNBD_SIZE_MAXIMUM);
+  if (minimum > 1 && minimum <= (1 << 30)) {
+    info.min_block_size = std::bit_ceil(static_cast<uint32_t>(minimum));
+  }
+  if (preferred >= 512) info.preferred_block_size = static_cast<uint32_t>(preferred);
+  info.preferred_block_size = std::max(info.preferred_block_size, info.min_block_size);
+  if (maximum > 0 && maximum < UINT32_MAX) info.max_block_size = static_cast<uint32_t>(maximum);
+  return Status::Ok();
+}
+
+bool NbdEndpoint::FinishConnecting() {
+  last_heard_ = Clock::now();
+  while (nbd_aio_is_connecting(handle_.get()) == 1 || nbd_aio_is_negotiating(handle_.get()) == 1) {
+    if (!PollOnce()) return false;
+  }
+  return nbd_aio_is_ready(handle_.get()) == 1;
+}
+
+NbdEndpoint::~NbdEndpoint() {
+  // A clean disconnect lets the server finish (qemu-nbd exits after its
+  // last client), but a silent server must not keep us: the same limit.
+  nbd_handle* h = handle_.get();
+  if (nbd_aio_is_ready(h) == 1 && nbd_aio_disconnect(h, 0) == 0) {
+    disconnecting_ = true;
+    last_heard_ = Clock::now();
+    while (nbd_aio_is_closed(h) != 1 && PollOnce()) {
+    }
+  }
+}
+
+Result<std::unique_ptr<Endpoint>> NbdEndpoint::Connect() {
+  auto other = NbdEndpoint::Connect(spec_, role_, debug_, dirty_bitmap_, timeout_);
+  if (!other.ok()) return other.status();
+  return std::unique_ptr<Endpoint>(std::move(other).value());
+}
+
+}  // namespace nbdcopy
