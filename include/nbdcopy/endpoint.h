@@ -169,7 +169,7 @@ Status WriteZeroBytes(Endpoint& endpoint, uint64_t offset, uint64_t length);
 
 // "<name>: <op> at offset <offset> length <length>: <why>"
 Status IoError(const std::string& name, const char* op, uint64_t offset, uint64_t length,
-               const std::string& why, int error_number);
+               const std::string& why);
 
 }  // namespace nbdcopy
 

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "nbdcopy/blkhash_spec.h"
 #include "nbdcopy/status.h"
 
 namespace nbdcopy {
@@ -20,12 +21,6 @@ inline constexpr uint64_t kMaxTimeout = 24 * 60 * 60;
 
 enum class ProgressMode { kNone, kBar, kFd };
 
-// --blkhash[=ALGO[/SIZE]]
-struct BlkhashSpec {
-  std::string algorithm = "sha256";
-  uint64_t block_size = 64 * 1024;
-};
-
 struct Options {
   bool allocated = false;
   unsigned connections = 4;
@@ -33,7 +28,7 @@ struct Options {
   bool flush = false;
   bool extents = true;  // false with --no-extents
   ProgressMode progress = ProgressMode::kNone;
-  int progress_fd = -1;  // REQUIRES progress == kFd
+  int progress_fd = -1;                 // REQUIRES progress == kFd
   uint64_t request_size = 1024 * 1024;  // nbdcopy: 256K; 1M measured faster (docs/performance.md)
   bool request_size_set = false;        // given on the command line (not the default)
   uint64_t queue_size = 14 * 1024 * 1024;  // nbdcopy: 16M; 14M keeps peak RSS under 40 MiB
@@ -44,8 +39,8 @@ struct Options {
   bool verbose = false;
   std::optional<BlkhashSpec> blkhash;
   std::optional<std::string> blkhash_file;
-  bool verify = false;  // read the destination back and compare blkhash digests
-  bool json = false;    // --json[=FILE]: a JSON report of the run at the end
+  bool verify = false;                   // read the destination back and compare blkhash digests
+  bool json = false;                     // --json[=FILE]: a JSON report of the run at the end
   std::optional<std::string> json_file;  // where it goes; unset: stdout
   // --dirty-bitmap=NAME: incremental copy of the ranges the source's
   // "qemu:dirty-bitmap:NAME" meta context marks dirty.

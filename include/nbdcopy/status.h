@@ -1,5 +1,5 @@
 // Errors as values. A Status is either OK or carries a one-line message
-// ("<what>: <why>") and, where it came from the OS or a server, an errno.
+// ("<what>: <why>"). Results must be looked at ([[nodiscard]]).
 // Thread safety: values; copy freely.
 #ifndef NBDCOPY_STATUS_H_
 #define NBDCOPY_STATUS_H_
@@ -10,38 +10,33 @@
 
 namespace nbdcopy {
 
-class Status {
+class [[nodiscard]] Status {
  public:
   Status() = default;  // OK
   static Status Ok() { return Status(); }
-  static Status Error(std::string message, int error_number = 0) {
-    return Status(std::move(message), error_number);
-  }
+  static Status Error(std::string message) { return Status(std::move(message)); }
   // "<what>: <strerror(error_number)>".
   static Status FromErrno(const std::string& what, int error_number);
 
   bool ok() const { return !failed_; }
   const std::string& message() const { return message_; }
-  int error_number() const { return error_number_; }
 
   // Returns a copy whose message is "<prefix>: <message>".
   Status WithPrefix(const std::string& prefix) const;
 
  private:
-  Status(std::string message, int error_number)
-      : failed_(true), message_(std::move(message)), error_number_(error_number) {}
+  explicit Status(std::string message) : failed_(true), message_(std::move(message)) {}
 
   bool failed_ = false;
   std::string message_;
-  int error_number_ = 0;
 };
 
 // A value or the Status explaining why there is none.
 template <typename T>
-class Result {
+class [[nodiscard]] Result {
  public:
-  Result(T value) : value_(std::move(value)) {}                  // NOLINT: implicit by design
-  Result(Status status) : value_(std::move(status)) {}           // NOLINT: implicit by design
+  Result(T value) : value_(std::move(value)) {}         // NOLINT: implicit by design
+  Result(Status status) : value_(std::move(status)) {}  // NOLINT: implicit by design
   bool ok() const { return std::holds_alternative<T>(value_); }
   // REQUIRES: !ok()
   const Status& status() const { return std::get<Status>(value_); }

@@ -59,7 +59,7 @@ bool CancelRequested() { return cancel_signal.load(std::memory_order_relaxed) !=
 
 int CancelSignal() { return cancel_signal.load(); }
 
-Status CancelledStatus() { return Status::Error("interrupted", EINTR); }
+Status CancelledStatus() { return Status::Error("interrupted"); }
 
 int ExitStatusFor(const Status& status) {
   if (status.ok()) return 0;

@@ -5,12 +5,12 @@
 namespace nbdcopy {
 
 Status Status::FromErrno(const std::string& what, int error_number) {
-  return Status(what + ": " + std::strerror(error_number), error_number);
+  return Status(what + ": " + std::strerror(error_number));
 }
 
 Status Status::WithPrefix(const std::string& prefix) const {
   if (ok()) return *this;
-  return Status(prefix + ": " + message_, error_number_);
+  return Status(prefix + ": " + message_);
 }
 
 }  // namespace nbdcopy

@@ -14,19 +14,17 @@ Status Endpoint::Extents(uint64_t offset, uint64_t length, std::vector<Extent>* 
   return Status::Ok();
 }
 
-Status Endpoint::Truncate(uint64_t size) {
-  return Status::Error(name() + ": cannot be resized", EINVAL);
-}
+Status Endpoint::Truncate(uint64_t size) { return Status::Error(name() + ": cannot be resized"); }
 
 Result<std::unique_ptr<Endpoint>> Endpoint::Connect() {
-  return Status::Error(name() + ": cannot open another connection", EINVAL);
+  return Status::Error(name() + ": cannot open another connection");
 }
 
 void Endpoint::StartRead(uint64_t offset, std::span<std::byte> buffer, uint64_t tag) {
   Result<size_t> got = Read(offset, buffer);
   Status status = got.ok() ? Status::Ok() : got.status();
   if (status.ok() && *got != buffer.size()) {
-    status = IoError(name(), "read", offset, buffer.size(), "unexpected end of data", EIO);
+    status = IoError(name(), "read", offset, buffer.size(), "unexpected end of data");
   }
   completions_.push_back(Completion{tag, std::move(status)});
 }
@@ -63,10 +61,9 @@ Status WriteZeroBytes(Endpoint& endpoint, uint64_t offset, uint64_t length) {
 }
 
 Status IoError(const std::string& name, const char* op, uint64_t offset, uint64_t length,
-               const std::string& why, int error_number) {
+               const std::string& why) {
   return Status::Error(
-      fmt::format("{}: {} at offset {} length {}: {}", name, op, offset, length, why),
-      error_number);
+      fmt::format("{}: {} at offset {} length {}: {}", name, op, offset, length, why));
 }
 
 }  // namespace nbdcopy

@@ -68,9 +68,9 @@ Result<size_t> FileEndpoint::Read(uint64_t offset, std::span<std::byte> buffer) 
   while (done < buffer.size()) {
     ssize_t n = pread(fd_.get(), buffer.data() + done, buffer.size() - done, offset + done);
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return IoError(name_, "read", offset, buffer.size(), std::strerror(errno), errno);
+    if (n < 0) return IoError(name_, "read", offset, buffer.size(), std::strerror(errno));
     if (n == 0) {
-      return IoError(name_, "read", offset, buffer.size(), "unexpected end of file", EIO);
+      return IoError(name_, "read", offset, buffer.size(), "unexpected end of file");
     }
     done += static_cast<size_t>(n);
   }
@@ -82,7 +82,7 @@ Status FileEndpoint::Write(uint64_t offset, std::span<const std::byte> data) {
   while (done < data.size()) {
     ssize_t n = pwrite(fd_.get(), data.data() + done, data.size() - done, offset + done);
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return IoError(name_, "write", offset, data.size(), std::strerror(errno), errno);
+    if (n < 0) return IoError(name_, "write", offset, data.size(), std::strerror(errno));
     done += static_cast<size_t>(n);
   }
   end_of_file_ = std::max(end_of_file_, offset + data.size());
@@ -120,7 +120,7 @@ Status FileEndpoint::Zero(uint64_t offset, uint64_t length, bool allocate) {
     // below the old end needs zeroing.
     uint64_t old_size = end_of_file_;
     if (ftruncate(fd_.get(), static_cast<off_t>(offset + length)) == -1) {
-      return IoError(name_, "zero", offset, length, std::strerror(errno), errno);
+      return IoError(name_, "zero", offset, length, std::strerror(errno));
     }
     end_of_file_ = offset + length;
     if (offset >= old_size) return Status::Ok();
@@ -156,7 +156,7 @@ Status FileEndpoint::Extents(uint64_t offset, uint64_t length, std::vector<Exten
         return Status::Ok();
       }
       if (position > offset) return Status::Ok();  // Report what we have.
-      return IoError(name_, "extents", offset, length, std::strerror(errno), errno);
+      return IoError(name_, "extents", offset, length, std::strerror(errno));
     }
     uint64_t data_start = static_cast<uint64_t>(data);
     if (data_start > position) {

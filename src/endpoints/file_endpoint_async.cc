@@ -73,8 +73,8 @@ FileEndpoint::AsyncOp* FileEndpoint::NewOp(AsyncOp::Kind kind, uint64_t offset, 
 
 void FileEndpoint::Queue(AsyncOp* op) {
   if (uring_failed_) {
-    return Complete(op, IoError(name_, "submit", op->offset, op->length,
-                                "io_uring submission failed earlier", EIO));
+    return Complete(
+        op, IoError(name_, "submit", op->offset, op->length, "io_uring submission failed earlier"));
   }
   uint64_t cookie = reinterpret_cast<uintptr_t>(op);
   uint64_t offset = op->offset + op->done;
@@ -135,8 +135,7 @@ void FileEndpoint::OnOpDone(AsyncOp* op, int result) {
   if (op->kind == AsyncOp::Kind::kZero) {
     if (result == 0) return Complete(op, Status::Ok());
     if (!IsUnsupportedMode(-result)) {
-      return Complete(
-          op, IoError(name_, name, op->offset, op->length, std::strerror(-result), -result));
+      return Complete(op, IoError(name_, name, op->offset, op->length, std::strerror(-result)));
     }
     // This mode is not there after all: remember, and fall back now.
     int mode = ZeroMode(op->allocate);
@@ -150,12 +149,10 @@ void FileEndpoint::OnOpDone(AsyncOp* op, int result) {
     return Complete(op, Zero(op->offset, op->length, op->allocate));
   }
   if (result < 0) {
-    return Complete(op,
-                    IoError(name_, name, op->offset, op->length, std::strerror(-result), -result));
+    return Complete(op, IoError(name_, name, op->offset, op->length, std::strerror(-result)));
   }
   if (result == 0 && op->kind == AsyncOp::Kind::kRead) {
-    return Complete(op,
-                    IoError(name_, name, op->offset, op->length, "unexpected end of file", EIO));
+    return Complete(op, IoError(name_, name, op->offset, op->length, "unexpected end of file"));
   }
   op->done += static_cast<uint64_t>(result);
   if (op->done < op->length) return Queue(op);  // a short transfer: the rest

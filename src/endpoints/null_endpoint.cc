@@ -12,7 +12,7 @@ NullEndpoint::NullEndpoint() {
 }
 
 Result<size_t> NullEndpoint::Read(uint64_t offset, std::span<std::byte> buffer) {
-  return IoError(name_, "read", offset, buffer.size(), "null: cannot be read", EINVAL);
+  return IoError(name_, "read", offset, buffer.size(), "null: cannot be read");
 }
 
 }  // namespace nbdcopy

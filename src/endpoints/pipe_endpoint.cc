@@ -4,8 +4,8 @@
 
 #include <cstring>
 
-#include "nbdcopy/cancel.h"
 #include "endpoints/local_endpoints.h"
+#include "nbdcopy/cancel.h"
 
 namespace nbdcopy {
 
@@ -18,8 +18,7 @@ PipeEndpoint::PipeEndpoint(std::string name, UniqueFd fd)
 
 Result<size_t> PipeEndpoint::Read(uint64_t offset, std::span<std::byte> buffer) {
   if (offset != position_) {
-    return IoError(name_, "read", offset, buffer.size(), "non-sequential read from a stream",
-                   ESPIPE);
+    return IoError(name_, "read", offset, buffer.size(), "non-sequential read from a stream");
   }
   size_t done = 0;
   while (done < buffer.size()) {
@@ -28,7 +27,7 @@ Result<size_t> PipeEndpoint::Read(uint64_t offset, std::span<std::byte> buffer) 
     if (CancelRequested()) return CancelledStatus();
     ssize_t n = read(fd_.get(), buffer.data() + done, buffer.size() - done);
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return IoError(name_, "read", offset, buffer.size(), std::strerror(errno), errno);
+    if (n < 0) return IoError(name_, "read", offset, buffer.size(), std::strerror(errno));
     if (n == 0) break;
     done += static_cast<size_t>(n);
   }
@@ -43,8 +42,7 @@ Status PipeEndpoint::Write(uint64_t offset, std::span<const std::byte> data) {
     if (!status.ok()) return status;
   }
   if (offset != position_) {
-    return IoError(name_, "write", offset, data.size(), "non-sequential write to a stream",
-                   ESPIPE);
+    return IoError(name_, "write", offset, data.size(), "non-sequential write to a stream");
   }
   size_t done = 0;
   while (done < data.size()) {
@@ -53,7 +51,7 @@ Status PipeEndpoint::Write(uint64_t offset, std::span<const std::byte> data) {
     if (CancelRequested()) return CancelledStatus();
     ssize_t n = write(fd_.get(), data.data() + done, data.size() - done);
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return IoError(name_, "write", offset, data.size(), std::strerror(errno), errno);
+    if (n < 0) return IoError(name_, "write", offset, data.size(), std::strerror(errno));
     done += static_cast<size_t>(n);
   }
   position_ += done;

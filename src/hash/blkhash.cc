@@ -42,8 +42,11 @@ Result<std::unique_ptr<Blkhash>> Blkhash::Create(const BlkhashSpec& spec) {
   EVP_MD* md = FetchDigest(spec.algorithm);
   if (md == nullptr) return Status::Error("--blkhash: unknown algorithm '" + spec.algorithm + "'");
   std::unique_ptr<Blkhash> hash(new Blkhash(md, spec.block_size));
-  if (hash->outer_ == nullptr || EVP_DigestInit_ex2(hash->outer_, md, nullptr) != 1) {
-    return Status::Error("--blkhash: cannot initialise " + spec.algorithm);
+  {
+    MutexLock lock(hash->mutex_);  // not shared yet, but the analysis cannot know
+    if (hash->outer_ == nullptr || EVP_DigestInit_ex2(hash->outer_, md, nullptr) != 1) {
+      return Status::Error("--blkhash: cannot initialise " + spec.algorithm);
+    }
   }
   std::vector<std::byte> zeroes(spec.block_size);
   hash->zero_digest_ = hash->BlockDigest(zeroes);
@@ -83,20 +86,20 @@ void Blkhash::AddData(uint64_t first_index, std::span<const std::byte> data) {
       digests.emplace_back(first_index, Pending{0, BlockDigest(block)});
     }
   }
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   for (auto& [index, pending] : digests) pending_[index] = pending;
   Drain();
 }
 
 void Blkhash::AddDigest(uint64_t index, Digest digest) {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   pending_[index] = Pending{0, digest};
   Drain();
 }
 
 void Blkhash::AddZeroBlocks(uint64_t first_index, uint64_t count) {
   if (count == 0) return;
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   pending_[first_index] = Pending{count, {}};
   Drain();
 }
@@ -135,7 +138,7 @@ void Blkhash::FeedZeroes(uint64_t count) {
 }
 
 Result<std::string> Blkhash::Finish(uint64_t length) {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   uint64_t blocks = (length + block_size_ - 1) / block_size_;
   if (failed_) return Status::Error("--blkhash: the digest computation failed");
   if (next_index_ != blocks || !pending_.empty()) {

@@ -15,12 +15,12 @@
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <span>
 #include <string>
 #include <vector>
 
-#include "nbdcopy/options.h"
+#include "base/mutex.h"
+#include "nbdcopy/blkhash_spec.h"
 #include "nbdcopy/status.h"
 
 struct evp_md_st;
@@ -62,9 +62,9 @@ class Blkhash {
 
  private:
   Blkhash(evp_md_st* md, uint64_t block_size);
-  // Feeds ready blocks to the outer digest. REQUIRES mutex_ held.
-  void Drain();
-  void FeedZeroes(uint64_t count);
+  // Feeds ready blocks to the outer digest.
+  void Drain() REQUIRES(mutex_);
+  void FeedZeroes(uint64_t count) REQUIRES(mutex_);
 
   struct Pending {
     uint64_t zero_count = 0;  // > 0: a run of zero blocks
@@ -75,11 +75,11 @@ class Blkhash {
   const uint64_t block_size_;
   size_t digest_size_ = 0;
   Digest zero_digest_;
-  std::mutex mutex_;
-  evp_md_ctx_st* outer_ = nullptr;  // guarded by mutex_
-  uint64_t next_index_ = 0;         // guarded by mutex_
-  std::map<uint64_t, Pending> pending_;  // guarded by mutex_: out-of-order arrivals
-  bool failed_ = false;
+  Mutex mutex_;
+  evp_md_ctx_st* outer_ GUARDED_BY(mutex_) = nullptr;
+  uint64_t next_index_ GUARDED_BY(mutex_) = 0;
+  std::map<uint64_t, Pending> pending_ GUARDED_BY(mutex_);  // out-of-order arrivals
+  bool failed_ GUARDED_BY(mutex_) = false;
 };
 
 // Feeds a Blkhash from a copy that moves strictly forward (the synchronous

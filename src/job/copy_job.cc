@@ -8,19 +8,19 @@
 #include <chrono>
 #include <cstdio>
 
-#include "hash/blkhash.h"
-#include "nbdcopy/cancel.h"
-#include "plan/copy_plan.h"
+#include "base/unique_fd.h"
 #include "endpoints/endpoint_spec.h"
-#include "plan/incremental.h"
 #include "endpoints/local_endpoints.h"
 #include "endpoints/open_endpoint.h"
-#include "engine/parallel_copy.h"
 #include "endpoints/prefix_endpoint.h"
+#include "engine/parallel_copy.h"
+#include "engine/sync_copy.h"
+#include "hash/blkhash.h"
 #include "job/progress.h"
 #include "job/report.h"
-#include "engine/sync_copy.h"
-#include "base/unique_fd.h"
+#include "nbdcopy/cancel.h"
+#include "plan/copy_plan.h"
+#include "plan/incremental.h"
 
 namespace nbdcopy {
 
@@ -154,10 +154,16 @@ Status WriteLine(const std::string& option, const std::optional<std::string>& pa
   return Status::Ok();
 }
 
-// The job up to its Status, recording in *report what the JSON report
-// needs; *progress is created once the source's size is known, and left
-// for the caller to read and end.
-Status Copy(const Options& options, std::optional<Progress>* progress, RunReport* report) {
+// The two endpoints of a run, opened.
+struct EndpointPair {
+  std::unique_ptr<Endpoint> source;
+  std::unique_ptr<Endpoint> destination;
+  bool null_destination = false;  // null: (an incremental copy's dry run)
+};
+
+// Classifies and checks the operands and options, then opens the source
+// first: if it cannot be opened the destination is never touched.
+Result<EndpointPair> OpenEndpoints(const Options& options, RunReport* report) {
   Result<EndpointSpec> source_spec = ClassifyEndpoint(options.source, Role::kSource);
   if (!source_spec.ok()) return source_spec.status();
   Result<EndpointSpec> destination_spec = ClassifyEndpoint(options.destination, Role::kDestination);
@@ -174,11 +180,9 @@ Status Copy(const Options& options, std::optional<Progress>* progress, RunReport
     Status status = CheckIncrementalOptions(options, *source_spec, *destination_spec);
     if (!status.ok()) return status;
   }
-
   OpenFlags flags;
   flags.debug = options.verbose;
   flags.timeout = options.timeout;
-  // The source first: if it cannot be opened the destination is never touched.
   OpenFlags source_flags = flags;
   source_flags.dirty_bitmap = options.dirty_bitmap.value_or("");
   auto source = OpenEndpoint(*source_spec, Role::kSource, source_flags);
@@ -195,14 +199,78 @@ Status Copy(const Options& options, std::optional<Progress>* progress, RunReport
     Status status = CheckIncrementalDestination(options, **destination);
     if (!status.ok()) return status;
   }
+  return EndpointPair{std::move(source).value(), std::move(destination).value(),
+                      destination_spec->kind == EndpointKind::kNull};
+}
 
-  Result<CopyPlan> plan = MakeCopyPlan(options, **source, **destination);
+// An incremental copy: the dirty size (what progress counts to), said on
+// -v; for a dry run (null:), its whole answer.
+Result<uint64_t> DirtyTotal(const Options& options, const CopyPlan& plan, Endpoint& source,
+                            bool dry_run, RunReport* report) {
+  Result<DirtySummary> summary = SummarizeDirty(plan, source);
+  if (!summary.ok()) return summary.status();
+  report->dirty = *summary;
+  std::string line = DescribeDirty(*summary, *report->size);
+  if (dry_run) {
+    if (options.json && !options.json_file) return summary->dirty_bytes;  // the report says it
+    Status status = WriteLine("--dirty-bitmap", std::nullopt, line);
+    if (!status.ok()) return status;
+    return summary->dirty_bytes;
+  }
+  if (options.verbose) {
+    std::fprintf(stderr, "nbdcopy: dirty-bitmap=%s: %s\n", options.dirty_bitmap->c_str(),
+                 line.c_str());
+  }
+  return summary->dirty_bytes;
+}
+
+void PrintIncrementalStats(const Options& options, const RunReport& report) {
+  const CopyStats& stats = report.stats;
+  std::fprintf(stderr,
+               "nbdcopy: dirty-bitmap=%s: read=%llu written=%llu zeroed=%llu "
+               "left alone (clean)=%llu\n",
+               options.dirty_bitmap->c_str(), static_cast<unsigned long long>(stats.bytes_read),
+               static_cast<unsigned long long>(stats.bytes_written),
+               static_cast<unsigned long long>(stats.bytes_zeroed),
+               static_cast<unsigned long long>(report.dirty->clean_bytes));
+}
+
+// --verify: reads the destination back and compares its digest with the
+// source's.
+Status Verify(const Options& options, const CopyPlan& plan, Endpoint& destination, uint64_t length,
+              const BlkhashSpec& spec, const std::string& digest, RunReport* report) {
+  Result<std::string> copied = HashImage(options, plan, destination, length, spec);
+  if (!copied.ok()) return copied.status().WithPrefix("--verify");
+  report->destination_digest = *copied;
+  if (options.verbose) {
+    std::fprintf(stderr, "nbdcopy: verify: source %s\nnbdcopy: verify: destination %s\n",
+                 digest.c_str(), copied->c_str());
+  }
+  if (*copied != digest) {
+    return Status::Error(fmt::format(
+        "--verify: {}: the destination does not match the source (blkhash {} differs from {})",
+        destination.name(), *copied, digest));
+  }
+  return Status::Ok();
+}
+
+// The job up to its Status, recording in *report what the JSON report
+// needs; *progress is created once the source's size is known, and left
+// for the caller to read and end.
+Status Copy(const Options& options, std::optional<Progress>* progress, RunReport* report) {
+  Result<EndpointPair> endpoints = OpenEndpoints(options, report);
+  if (!endpoints.ok()) return endpoints.status();
+  Endpoint& source = *endpoints->source;
+  Endpoint& destination = *endpoints->destination;
+  const bool incremental = options.dirty_bitmap.has_value();
+
+  Result<CopyPlan> plan = MakeCopyPlan(options, source, destination);
   if (!plan.ok()) return plan.status();
   if (CancelRequested()) return CancelledStatus();  // before the destination is touched
-  if (Status status = PrepareDestination(options, **source, **destination, &*plan); !status.ok()) {
+  if (Status status = PrepareDestination(options, source, destination, &*plan); !status.ok()) {
     return status;
   }
-  if (options.verbose) std::fputs(DescribeCopy(*plan, **source, **destination).c_str(), stderr);
+  if (options.verbose) std::fputs(DescribeCopy(*plan, source, destination).c_str(), stderr);
 
   std::optional<BlkhashSpec> hash_spec = ChecksumSpec(options);
   report->copy_started = true;
@@ -214,19 +282,11 @@ Status Copy(const Options& options, std::optional<Progress>* progress, RunReport
 
   std::optional<uint64_t> total = report->size;
   if (incremental) {
-    Result<DirtySummary> summary = SummarizeDirty(*plan, **source);
-    if (!summary.ok()) return summary.status();
-    report->dirty = *summary;
-    std::string line = DescribeDirty(*summary, *report->size);
-    if (destination_spec->kind == EndpointKind::kNull) {            // a dry run
-      if (options.json && !options.json_file) return Status::Ok();  // the report says it
-      return WriteLine("--dirty-bitmap", std::nullopt, line);
-    }
-    if (options.verbose) {
-      std::fprintf(stderr, "nbdcopy: dirty-bitmap=%s: %s\n", options.dirty_bitmap->c_str(),
-                   line.c_str());
-    }
-    total = summary->dirty_bytes;  // progress counts what is copied
+    const bool dry_run = endpoints->null_destination;
+    Result<uint64_t> dirty = DirtyTotal(options, *plan, source, dry_run, report);
+    if (!dirty.ok()) return dirty.status();
+    if (dry_run) return Status::Ok();
+    total = *dirty;  // progress counts what is copied
   }
 
   progress->emplace(options.progress, options.progress_fd, total);
@@ -234,42 +294,22 @@ Status Copy(const Options& options, std::optional<Progress>* progress, RunReport
   uint64_t length = 0;
   // An incremental copy reads part of the source: --verify hashes it whole, later.
   Result<std::string> digest =
-      CopyAndHash(options, *plan, **source, **destination, **progress,
+      CopyAndHash(options, *plan, source, destination, **progress,
                   hash_spec && !incremental ? &*hash_spec : nullptr, &length, &report->stats);
   if (!digest.ok()) return digest.status();
   if (incremental) {
-    if (options.verbose) {
-      const CopyStats& stats = report->stats;
-      std::fprintf(stderr,
-                   "nbdcopy: dirty-bitmap=%s: read=%llu written=%llu zeroed=%llu "
-                   "left alone (clean)=%llu\n",
-                   options.dirty_bitmap->c_str(), static_cast<unsigned long long>(stats.bytes_read),
-                   static_cast<unsigned long long>(stats.bytes_written),
-                   static_cast<unsigned long long>(stats.bytes_zeroed),
-                   static_cast<unsigned long long>(report->dirty->clean_bytes));
-    }
+    if (options.verbose) PrintIncrementalStats(options, *report);
     length = *report->size;
     if (options.verify) {
-      digest = HashImage(options, *plan, **source, length, *hash_spec);
+      digest = HashImage(options, *plan, source, length, *hash_spec);
       if (!digest.ok()) return digest.status().WithPrefix("--verify");
     }
   }
   report->size = length;  // a stream's size is known now
   if (hash_spec) report->digest = *digest;
-
   if (options.verify) {
-    Result<std::string> copied = HashImage(options, *plan, **destination, length, *hash_spec);
-    if (!copied.ok()) return copied.status().WithPrefix("--verify");
-    report->destination_digest = *copied;
-    if (options.verbose) {
-      std::fprintf(stderr, "nbdcopy: verify: source %s\nnbdcopy: verify: destination %s\n",
-                   digest->c_str(), copied->c_str());
-    }
-    if (*copied != *digest) {
-      return Status::Error(fmt::format(
-          "--verify: {}: the destination does not match the source (blkhash {} differs from {})",
-          (*destination)->name(), *copied, *digest));
-    }
+    Status status = Verify(options, *plan, destination, length, *hash_spec, *digest, report);
+    if (!status.ok()) return status;
   }
   (*progress)->Finish();
   // With the JSON report on stdout, the digest is in the report.

@@ -179,13 +179,13 @@ Progress::Progress(ProgressStyle style, int fd, std::optional<uint64_t> total,
 }
 
 Progress::~Progress() {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   if (line_open_) Write("\n");
 }
 
 void Progress::Start() {
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     start_ = window_start_ = last_line_ = now_();
   }
   if (style_ == ProgressStyle::kPercent) ReportPercent(0);
@@ -234,7 +234,7 @@ void Progress::UpdateRate(Clock::time_point now, uint64_t done) {
 }
 
 void Progress::Report(bool final) {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   if (finished_) return;
   Clock::time_point now = now_();
   ProgressSnapshot snapshot;
@@ -276,7 +276,7 @@ bool Progress::LineDue(Clock::time_point now, uint64_t done) const {
 }
 
 void Progress::ReportPercent(int percent) {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   if (percent <= last_percent_) return;
   last_percent_ = percent;
   Write(fmt::format("{}/100\n", percent));

@@ -25,10 +25,10 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
-#include <mutex>
 #include <optional>
 #include <string>
 
+#include "base/mutex.h"
 #include "engine/progress_sink.h"
 #include "nbdcopy/options.h"
 
@@ -91,11 +91,11 @@ class Progress final : public ProgressSink {
   uint64_t copied() const { return done_.load(std::memory_order_relaxed); }
 
  private:
-  void Report(bool final);
-  void ReportPercent(int percent);
-  void UpdateRate(Clock::time_point now, uint64_t done);
-  bool LineDue(Clock::time_point now, uint64_t done) const;
-  void Write(const std::string& text);
+  void Report(bool final) EXCLUDES(mutex_);
+  void ReportPercent(int percent) EXCLUDES(mutex_);
+  void UpdateRate(Clock::time_point now, uint64_t done) REQUIRES(mutex_);
+  bool LineDue(Clock::time_point now, uint64_t done) const REQUIRES(mutex_);
+  void Write(const std::string& text) REQUIRES(mutex_);
 
   const ProgressStyle style_;
   const int fd_;
@@ -103,17 +103,19 @@ class Progress final : public ProgressSink {
   const std::function<Clock::time_point()> now_;
   std::atomic<uint64_t> done_{0};
   std::atomic<int64_t> next_report_ns_{0};  // Clock ticks; skip Report() before this
-  std::mutex mutex_;                        // guards the rest; serialises output
-  Clock::time_point start_;
-  Clock::time_point window_start_;
-  uint64_t window_done_ = 0;
-  double rate_ = 0;
-  std::atomic<int> last_percent_{-1};  // kPercent: reported; kLines: in the last line
-  Clock::time_point last_line_;        // kLines: when the last line was written
-  unsigned spin_ = 0;                  // frames drawn, to turn the spinner
-  bool line_open_ = false;             // kBar: a frame is on screen without its newline
-  size_t frame_columns_ = 0;           // kBar: the widest frame drawn, to blank it out
-  bool finished_ = false;
+  Mutex mutex_;                             // serialises output
+  Clock::time_point start_ GUARDED_BY(mutex_);
+  Clock::time_point window_start_ GUARDED_BY(mutex_);
+  uint64_t window_done_ GUARDED_BY(mutex_) = 0;
+  double rate_ GUARDED_BY(mutex_) = 0;
+  // kPercent: reported; kLines: in the last line. Written under mutex_,
+  // read without it by Add()'s fast path.
+  std::atomic<int> last_percent_{-1};
+  Clock::time_point last_line_ GUARDED_BY(mutex_);  // kLines: when the last line was written
+  unsigned spin_ GUARDED_BY(mutex_) = 0;            // frames drawn, to turn the spinner
+  bool line_open_ GUARDED_BY(mutex_) = false;    // kBar: a frame is on screen without its newline
+  size_t frame_columns_ GUARDED_BY(mutex_) = 0;  // kBar: the widest frame drawn, to blank it out
+  bool finished_ GUARDED_BY(mutex_) = false;
 };
 
 }  // namespace nbdcopy

@@ -21,8 +21,6 @@ unsigned OnlineCpus() {
 constexpr uint64_t kCoalesceHoles = 64 * 1024;
 // Without --request-size, requests shrink to this on fast pipelines.
 constexpr uint64_t kSmallestAdaptiveRequest = 256 * 1024;
-// Zero lengths travel as 32-bit fields; stay well inside.
-constexpr uint64_t kMaxZeroOperation = 1ULL << 30;
 
 // libnbd's "size=N (HUMAN)": a stream is -1 and an endpoint without an
 // end INT64_MAX, as libnbd reports them; HUMAN is N in the largest unit
@@ -42,16 +40,13 @@ std::string SizeText(const EndpointInfo& info) {
   return fmt::format("{} ({}{})", size, human, suffix);
 }
 
-}  // namespace
-
-Result<CopyPlan> MakeCopyPlan(const Options& options, const Endpoint& source,
-                              const Endpoint& destination) {
+// What the two endpoints' sizes allow, before anything else is planned.
+Status CheckSizes(const Endpoint& source, const Endpoint& destination, bool incremental) {
   const EndpointInfo& src = source.info();
   const EndpointInfo& dst = destination.info();
   if (dst.read_only) {
     return Status::Error(destination.name() + ": the destination is read-only");
   }
-  const bool incremental = options.dirty_bitmap.has_value();
   // An incremental copy writes onto the previous copy, never resizing it.
   if (src.size && dst.size && (!dst.resizable || incremental) && *src.size > *dst.size) {
     // libnbd's words first: scripts match them.
@@ -60,62 +55,97 @@ Result<CopyPlan> MakeCopyPlan(const Options& options, const Endpoint& source,
                     "destination {} bytes)",
                     destination.name(), *src.size, *dst.size));
   }
+  return Status::Ok();
+}
 
-  CopyPlan plan;
-  // Block-size rules: the stricter endpoint's minimum and maximum hold for
-  // both, since every request reads from one and writes to the other.
-  const Endpoint* strict_minimum = &source;
-  uint64_t alignment = std::bit_ceil<uint64_t>(std::max<uint32_t>(src.min_block_size, 1));
-  if (uint64_t m = std::bit_ceil<uint64_t>(std::max<uint32_t>(dst.min_block_size, 1));
-      m > alignment) {
-    alignment = m;
-    strict_minimum = &destination;
+// The block-size rules of both ends folded into one: the stricter
+// endpoint's minimum and maximum hold for both, since every request reads
+// from one and writes to the other.
+struct FoldedRules {
+  uint64_t alignment = 1;    // the larger minimum, and the blkhash block
+  uint64_t max_request = 0;  // the smaller maximum, and our own limit
+  const Endpoint* strict_minimum = nullptr;
+  const Endpoint* strict_maximum = nullptr;  // nullptr: our own limit
+};
+
+Result<FoldedRules> FoldBlockRules(const Options& options, const Endpoint& source,
+                                   const Endpoint& destination) {
+  FoldedRules rules{std::bit_ceil<uint64_t>(std::max<uint32_t>(source.info().min_block_size, 1)),
+                    kMaxRequestSize, &source, nullptr};
+  if (uint64_t m =
+          std::bit_ceil<uint64_t>(std::max<uint32_t>(destination.info().min_block_size, 1));
+      m > rules.alignment) {
+    rules.alignment = m;
+    rules.strict_minimum = &destination;
   }
-  uint64_t max_request = kMaxRequestSize;
-  const Endpoint* strict_maximum = nullptr;
   for (const Endpoint* endpoint : {&source, &destination}) {
     uint32_t maximum = endpoint->info().max_block_size;
-    if (maximum != 0 && std::bit_floor<uint64_t>(maximum) < max_request) {
-      max_request = std::bit_floor<uint64_t>(maximum);
-      strict_maximum = endpoint;
+    if (maximum != 0 && std::bit_floor<uint64_t>(maximum) < rules.max_request) {
+      rules.max_request = std::bit_floor<uint64_t>(maximum);
+      rules.strict_maximum = endpoint;
     }
   }
-  if (alignment > max_request) {
+  if (rules.alignment > rules.max_request) {
     return Status::Error(
         fmt::format("{}: maximum block size {} is smaller than the minimum block size {} of {}",
-                    strict_maximum->name(), max_request, alignment, strict_minimum->name()));
+                    rules.strict_maximum->name(), rules.max_request, rules.alignment,
+                    rules.strict_minimum->name()));
   }
-  if (options.request_size_set && options.request_size < alignment) {
+  if (options.request_size_set && options.request_size < rules.alignment) {
     return Status::Error(fmt::format("--request-size={}: smaller than {}'s minimum block size {}",
-                                     options.request_size, strict_minimum->name(), alignment));
+                                     options.request_size, rules.strict_minimum->name(),
+                                     rules.alignment));
   }
   // A blkhash block is hashed from one buffer: requests cover whole blocks.
   if (auto hash = ChecksumSpec(options)) {
-    if (hash->block_size > max_request) {
+    if (hash->block_size > rules.max_request) {
       return Status::Error(
           fmt::format("--blkhash: block size {} is larger than {}'s maximum "
                       "block size {}",
-                      hash->block_size, strict_maximum->name(), max_request));
+                      hash->block_size, rules.strict_maximum->name(), rules.max_request));
     }
-    alignment = std::max(alignment, hash->block_size);
+    rules.alignment = std::max(rules.alignment, hash->block_size);
   }
-  plan.alignment = alignment;
+  return rules;
+}
 
-  uint64_t preferred = std::max(src.preferred_block_size, dst.preferred_block_size);
-  plan.request_size = std::max({options.request_size, preferred, alignment});
-  if (plan.request_size > max_request) {
+// Request sizes within the folded rules: the preferred block size at
+// least, adaptive down to kSmallestAdaptiveRequest unless --request-size.
+void SizeRequests(const Options& options, const Endpoint& source, const Endpoint& destination,
+                  const FoldedRules& rules, CopyPlan* plan) {
+  uint64_t preferred =
+      std::max(source.info().preferred_block_size, destination.info().preferred_block_size);
+  plan->alignment = rules.alignment;
+  plan->request_size = std::max({options.request_size, preferred, rules.alignment});
+  if (plan->request_size > rules.max_request) {
     // No endpoint's maximum: a preferred block size above our own limit.
-    plan.notes +=
-        fmt::format("nbdcopy: request size {} lowered to {}, {}\n", plan.request_size, max_request,
-                    strict_maximum ? strict_maximum->name() + "'s maximum block size"
-                                   : std::string("the largest request"));
-    plan.request_size = max_request;
+    plan->notes += fmt::format(
+        "nbdcopy: request size {} lowered to {}, {}\n", plan->request_size, rules.max_request,
+        rules.strict_maximum ? rules.strict_maximum->name() + "'s maximum block size"
+                             : std::string("the largest request"));
+    plan->request_size = rules.max_request;
   }
-  plan.min_request_size =
+  plan->min_request_size =
       options.request_size_set
-          ? plan.request_size
-          : std::min(plan.request_size, std::max({kSmallestAdaptiveRequest, preferred, alignment}));
-  plan.coalesce_below = std::max(alignment, std::min(kCoalesceHoles, plan.request_size));
+          ? plan->request_size
+          : std::min(plan->request_size,
+                     std::max({kSmallestAdaptiveRequest, preferred, rules.alignment}));
+  plan->coalesce_below = std::max(rules.alignment, std::min(kCoalesceHoles, plan->request_size));
+  plan->queue_size = std::max(options.queue_size, plan->request_size);
+}
+
+}  // namespace
+
+Result<CopyPlan> MakeCopyPlan(const Options& options, const Endpoint& source,
+                              const Endpoint& destination) {
+  const EndpointInfo& src = source.info();
+  const EndpointInfo& dst = destination.info();
+  const bool incremental = options.dirty_bitmap.has_value();
+  if (Status status = CheckSizes(source, destination, incremental); !status.ok()) return status;
+  Result<FoldedRules> rules = FoldBlockRules(options, source, destination);
+  if (!rules.ok()) return rules.status();
+  CopyPlan plan;
+  SizeRequests(options, source, destination, *rules, &plan);
   // Zero detection never splits a destination block.
   plan.sparse_size =
       options.sparse_size == 0
@@ -130,7 +160,6 @@ Result<CopyPlan> MakeCopyPlan(const Options& options, const Endpoint& source,
         "the destination is larger: its last block cannot be written in part",
         destination.name(), *src.size, dst.min_block_size));
   }
-  plan.queue_size = std::max(options.queue_size, plan.request_size);
   plan.requests = options.requests;
   plan.synchronous = options.synchronous || src.sequential || dst.sequential;
   unsigned threads = options.threads == 0 ? OnlineCpus() : options.threads;
@@ -154,7 +183,7 @@ PlanRules RulesFor(const CopyPlan& plan, uint64_t size) {
   rules.image_size = size;
   rules.alignment = plan.alignment;
   rules.max_data = plan.request_size;
-  rules.max_zero = std::max(plan.alignment, kMaxZeroOperation / plan.alignment * plan.alignment);
+  rules.max_zero = std::max(plan.alignment, kMaxZeroLength / plan.alignment * plan.alignment);
   rules.coalesce_below = plan.coalesce_below;
   rules.zero_extents = plan.zero_extents;
   rules.skip_clean = plan.incremental;

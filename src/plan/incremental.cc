@@ -47,8 +47,7 @@ Status CheckIncrementalOptions(const Options& options, const EndpointSpec& sourc
     if (stat(destination.text.c_str(), &st) == -1) {
       return Status::Error(
           fmt::format("--dirty-bitmap={}: {}: the destination must already exist: {}", bitmap,
-                      destination.text, std::strerror(errno)),
-          errno);
+                      destination.text, std::strerror(errno)));
     }
     // Opening a FIFO for writing would wait for a reader first.
     if (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode) || S_ISSOCK(st.st_mode)) {

@@ -40,7 +40,7 @@ struct PlanRules {
   uint64_t image_size = 0;
   uint64_t alignment = 1;               // power of 2
   uint64_t max_data = 1 << 20;          // multiple of alignment
-  uint64_t max_zero = 1ULL << 30;       // multiple of alignment
+  uint64_t max_zero = kMaxZeroLength;   // multiple of alignment
   uint64_t coalesce_below = 64 * 1024;  // shorter zero ranges are data
   bool zero_extents = true;             // plan the source's zero ranges as zero
   bool skip_clean = false;              // incremental copy: clean ranges are skipped

@@ -6,7 +6,7 @@ namespace nbdcopy {
 
 bool WorkMap::TakeBatch(Endpoint& source, bool use_extents, uint64_t batch_bytes,
                         std::deque<Extent>* pieces) {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   const size_t before = pieces->size();
   uint64_t data_taken = 0;
   while (data_taken < batch_bytes) {

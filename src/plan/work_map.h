@@ -24,9 +24,9 @@
 
 #include <cstdint>
 #include <deque>
-#include <mutex>
 #include <vector>
 
+#include "base/mutex.h"
 #include "nbdcopy/endpoint.h"
 #include "plan/op_planner.h"
 
@@ -34,8 +34,6 @@ namespace nbdcopy {
 
 class WorkMap {
  public:
-  // Zero operations are at most this long (lengths travel as 32-bit fields).
-  static constexpr uint64_t kMaxZeroPiece = 1ULL << 30;
   // The longest stretch copied without asking (skip_costly_maps): what a
   // change to large holes inside it can cost is reading this much.
   static constexpr uint64_t kMaxUnasked = 256ULL << 20;
@@ -64,16 +62,16 @@ class WorkMap {
   // data. Returns false when no work is left.
   // With rules.skip_clean, clean ranges are never handed out.
   bool TakeBatch(Endpoint& source, bool use_extents, uint64_t batch_bytes,
-                 std::deque<Extent>* pieces);
+                 std::deque<Extent>* pieces) EXCLUDES(mutex_);
 
-  Stats stats() {
-    std::lock_guard lock(mutex_);
+  Stats stats() EXCLUDES(mutex_) {
+    MutexLock lock(mutex_);
     return stats_;
   }
 
   // Bytes of clean ranges skipped so far (rules.skip_clean).
-  uint64_t clean_bytes() {
-    std::lock_guard lock(mutex_);
+  uint64_t clean_bytes() EXCLUDES(mutex_) {
+    MutexLock lock(mutex_);
     return clean_bytes_;
   }
 
@@ -89,21 +87,21 @@ class WorkMap {
   // enough reading (zero_bytes) to pay for itself.
   bool MapPaid(uint64_t start, uint64_t end, size_t extents, uint64_t zero_bytes) const;
 
-  void MapMore(Endpoint& source, bool use_extents);    // REQUIRES mutex_ held
-  void MapWindow(Endpoint& source, bool use_extents);  // REQUIRES mutex_ held
+  void MapMore(Endpoint& source, bool use_extents) REQUIRES(mutex_);
+  void MapWindow(Endpoint& source, bool use_extents) REQUIRES(mutex_);
 
   const PlanRules rules_;
-  std::mutex mutex_;
-  uint64_t cursor_ = 0;        // first offset not yet mapped; guarded by mutex_
-  std::deque<Extent> mapped_;  // planned, not handed out; guarded by mutex_
-  uint64_t clean_bytes_ = 0;   // guarded by mutex_
+  Mutex mutex_;
+  uint64_t cursor_ GUARDED_BY(mutex_) = 0;        // first offset not yet mapped
+  std::deque<Extent> mapped_ GUARDED_BY(mutex_);  // planned, not handed out
+  uint64_t clean_bytes_ GUARDED_BY(mutex_) = 0;
   const bool skip_costly_maps_;
-  uint64_t window_;           // the next window to ask for; guarded by mutex_
-  uint64_t unasked_ = 0;      // the next stretch copied without asking; guarded by mutex_
-  unsigned unpaid_maps_ = 0;  // maps in a row that did not pay; guarded by mutex_
-  Stats stats_;               // guarded by mutex_
-  std::vector<Extent> scratch_;
-  std::vector<Extent> planned_;
+  uint64_t window_ GUARDED_BY(mutex_);           // the next window to ask for
+  uint64_t unasked_ GUARDED_BY(mutex_) = 0;      // the next stretch copied without asking
+  unsigned unpaid_maps_ GUARDED_BY(mutex_) = 0;  // maps in a row that did not pay
+  Stats stats_ GUARDED_BY(mutex_);
+  std::vector<Extent> scratch_ GUARDED_BY(mutex_);
+  std::vector<Extent> planned_ GUARDED_BY(mutex_);
 };
 
 }  // namespace nbdcopy

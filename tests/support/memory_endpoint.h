@@ -247,7 +247,7 @@ class MemoryEndpoint : public Endpoint {
     shared_->log.push_back(Operation{op, offset, length});
   }
   Status Failure(const char* op, uint64_t offset, uint64_t length) {
-    return IoError(name_, op, offset, length, "Input/output error", EIO);
+    return IoError(name_, op, offset, length, "Input/output error");
   }
 
   std::string name_;

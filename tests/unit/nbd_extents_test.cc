@@ -214,7 +214,7 @@ struct FakeServer {
   Status operator()(uint64_t offset, uint64_t length, std::vector<Extent>* out) {
     int64_t reply = replies[std::min(requests.size(), replies.size() - 1)];
     requests.emplace_back(offset, length);
-    if (reply < 0) return Status::Error("fake: EIO", EIO);
+    if (reply < 0) return Status::Error("fake: EIO");
     uint64_t described = std::min<uint64_t>(reply, length);
     if (described > 0) out->push_back(Extent{offset, described, zero, false});
     return Status::Ok();

@@ -12,21 +12,18 @@
 namespace nbdcopy {
 
 Status NbdEndpoint::OpError(const char* op, uint64_t offset, uint64_t length,
-                            const std::string& why, int error_number) const {
-  if (std::strcmp(op, "flush") == 0) {
-    return Status::Error(name_ + ": flush: " + why, error_number);
-  }
-  return IoError(name_, op, offset, length, why, error_number);
+                            const std::string& why) const {
+  if (std::strcmp(op, "flush") == 0) return Status::Error(name_ + ": flush: " + why);
+  return IoError(name_, op, offset, length, why);
 }
 
 Status NbdEndpoint::LastError(const char* op, uint64_t offset, uint64_t length) const {
   // Once the connection is dead every call fails "invalid state: DEAD";
   // the reason it died is what the user needs.
   if (!connection_error_.empty()) {
-    return OpError(op, offset, length, connection_error_, ECONNABORTED);
+    return OpError(op, offset, length, connection_error_);
   }
-  int error_number = nbd_get_errno();
-  return OpError(op, offset, length, LibnbdError(), error_number ? error_number : EIO);
+  return OpError(op, offset, length, LibnbdError());
 }
 
 bool NbdEndpoint::IsShortTail(uint64_t offset, uint64_t length) const {
@@ -66,8 +63,7 @@ NbdEndpoint::Command* NbdEndpoint::NewCommand(const char* op, uint64_t offset, u
 void NbdEndpoint::Finish(Command* command, int error_number) {
   Status status = Status::Ok();
   if (error_number != 0) {
-    status = OpError(command->op, command->offset, command->length, std::strerror(error_number),
-                     error_number);
+    status = OpError(command->op, command->offset, command->length, std::strerror(error_number));
     // libnbd fails every command with ENOTCONN when the connection dies;
     // why it died is known once the libnbd call running us returns.
     if (error_number == ENOTCONN) {
@@ -78,7 +74,7 @@ void NbdEndpoint::Finish(Command* command, int error_number) {
     // libnbd 1.14 accepts a reply that leaves part of the buffer unfilled:
     // that part would be copied as whatever the buffer held before.
     status = OpError(command->op, command->offset, command->length,
-                     "the server's reply did not cover the range exactly once", EPROTO);
+                     "the server's reply did not cover the range exactly once");
   }
   completions_.push_back(Completion{command->tag, std::move(status)});
   free_commands_.push_back(command);
@@ -121,7 +117,7 @@ void NbdEndpoint::ExplainAborted() {
   }
   for (const Aborted& aborted : aborted_) {
     completions_[aborted.index].status =
-        OpError(aborted.op, aborted.offset, aborted.length, connection_error_, ENOTCONN);
+        OpError(aborted.op, aborted.offset, aborted.length, connection_error_);
   }
   aborted_.clear();
 }

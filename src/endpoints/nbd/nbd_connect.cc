@@ -18,9 +18,7 @@ namespace nbdcopy {
 namespace {
 
 // A failure while creating or connecting a handle: libnbd's own message.
-Status SetupError(const std::string& name) {
-  return Status::Error(name + ": " + LibnbdError(), nbd_get_errno());
-}
+Status SetupError(const std::string& name) { return Status::Error(name + ": " + LibnbdError()); }
 
 // libnbd's debug messages quote URIs whole; pass them on without secrets.
 int PrintDebug(void* user_data, const char* context, const char* message) {
@@ -99,15 +97,15 @@ Result<std::unique_ptr<NbdEndpoint>> NbdEndpoint::Connect(const EndpointSpec& sp
   Result<UriTls> tls = ApplyUriTls(h, spec, name);
   if (!tls.ok()) return tls.status();
   if (StartConnecting(h, spec) == -1) {
-    return Status::Error(name + ": " + ExplainConnectFailure(*tls, LibnbdError()), nbd_get_errno());
+    return Status::Error(name + ": " + ExplainConnectFailure(*tls, LibnbdError()));
   }
   std::unique_ptr<NbdEndpoint> endpoint(new NbdEndpoint(spec, role, debug, dirty_bitmap,
                                                         std::move(dirty_context), timeout_seconds,
                                                         std::move(handle).value()));
   if (!endpoint->FinishConnecting()) {
     const std::string& why = endpoint->connection_error_;
-    return Status::Error(
-        name + ": " + ExplainConnectFailure(*tls, why.empty() ? LibnbdError() : why), ECONNABORTED);
+    return Status::Error(name + ": " +
+                         ExplainConnectFailure(*tls, why.empty() ? LibnbdError() : why));
   }
   if (Status status = endpoint->ReadCapabilities(); !status.ok()) return status;
   return endpoint;

@@ -31,9 +31,9 @@
 #include <utility>
 #include <vector>
 
-#include "nbdcopy/endpoint.h"
 #include "endpoints/endpoint_spec.h"
 #include "endpoints/nbd/nbd_read_coverage.h"
+#include "nbdcopy/endpoint.h"
 
 struct nbd_handle;
 
@@ -146,7 +146,7 @@ class NbdEndpoint : public Endpoint {
   // "<name>: <op> at offset <offset> length <length>: <why>", or
   // "<name>: flush: <why>".
   [[nodiscard]] Status OpError(const char* op, uint64_t offset, uint64_t length,
-                               const std::string& why, int error_number) const;
+                               const std::string& why) const;
 
   const EndpointSpec spec_;
   const Role role_;

@@ -88,7 +88,7 @@ Status DescribeExtents(const std::string& endpoint_name, uint64_t offset, uint64
     position = described;
   }
   if (out->size() == first) {
-    return IoError(endpoint_name, "extents", offset, end - offset, "server described nothing", EIO);
+    return IoError(endpoint_name, "extents", offset, end - offset, "server described nothing");
   }
   // (Data, and never clean: copying it is always right.)
   uint64_t minimum_end = std::min(end, offset + kMinDescribed);

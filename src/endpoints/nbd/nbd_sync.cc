@@ -41,7 +41,7 @@ Status NbdEndpoint::RunSync(Start start) {
     }
     if (!alive && nbd_aio_in_flight(handle_.get()) <= 0) {
       // Dead, and libnbd has no command left to fail: ours is lost.
-      return Status::Error(name_ + ": " + connection_error_, ECONNABORTED);
+      return Status::Error(name_ + ": " + connection_error_);
     }
   }
 }
@@ -94,7 +94,7 @@ Status NbdEndpoint::BlockStatus(uint64_t offset, uint64_t length, std::vector<Ex
   if (!status.ok()) return status;
   if (!std::move(reply).Finish(out)) {
     return IoError(name_, "extents", offset, length,
-                   "server described nothing for " + dirty_context_, EIO);
+                   "server described nothing for " + dirty_context_);
   }
   return Status::Ok();
 }

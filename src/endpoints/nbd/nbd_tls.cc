@@ -92,12 +92,14 @@ Result<UriTls> ParseUriTls(const std::string& uri) {
     return Status::Error("TLS parameters need an nbds:// URI (nbds:, nbds+unix:, nbds+vsock:)");
   }
   if (tls.verify_peer == true && tls.psk_file) {
-    return Status::Error("tls-verify-peer=true: a PSK has no certificate to verify "
-                         "(the key itself authenticates the server)");
+    return Status::Error(
+        "tls-verify-peer=true: a PSK has no certificate to verify "
+        "(the key itself authenticates the server)");
   }
   if (tls.verify_peer == true && !tls.has_host) {
-    return Status::Error("tls-verify-peer=true: libnbd checks a certificate against a host name, "
-                         "and a Unix or vsock socket has none; use nbds://HOST:PORT or a PSK");
+    return Status::Error(
+        "tls-verify-peer=true: libnbd checks a certificate against a host name, "
+        "and a Unix or vsock socket has none; use nbds://HOST:PORT or a PSK");
   }
   return tls;
 }
@@ -125,11 +127,12 @@ std::string ExplainConnectFailure(const UriTls& tls, const std::string& libnbd_m
                                 : std::string("the system's trust store")) +
               ", or not issued for " + (tls.host.empty() ? std::string("this host") : tls.host);
   } else if (Contains(libnbd_message, "gnutls_") && tls.psk_file) {
-    reading = "TLS failed: does the server have the same key for this user as " + *tls.psk_file +
-              "?";
+    reading =
+        "TLS failed: does the server have the same key for this user as " + *tls.psk_file + "?";
   } else if (Contains(libnbd_message, "gnutls_")) {
-    reading = "TLS failed: the server uses a PSK, or wants a client certificate it trusts "
-              "(client-cert.pem and client-key.pem in tls-certificates=DIR)";
+    reading =
+        "TLS failed: the server uses a PSK, or wants a client certificate it trusts "
+        "(client-cert.pem and client-key.pem in tls-certificates=DIR)";
   }
   if (reading.empty()) return libnbd_message;
   return reading + " (" + libnbd_message + ")";
