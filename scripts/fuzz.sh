@@ -6,7 +6,7 @@
 # makes the script exit non-zero. Replay one with: build-asan/fuzz/TARGET FILE
 # Usage: scripts/fuzz.sh [-r RUNS | -t SECONDS] [TARGET...]
 #   default: -r 1000000, every target (command_line_fuzzer,
-#   endpoint_spec_fuzzer, blkhash_fuzzer, op_planner_fuzzer, work_map_fuzzer)
+#   endpoint_spec_fuzzer, blkhash_fuzzer, piece_planner_fuzzer, work_map_fuzzer)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 limit=(-runs=1000000)
@@ -19,7 +19,7 @@ while getopts "r:t:" flag; do
 done
 shift $((OPTIND - 1))
 targets=("$@")
-((${#targets[@]})) || targets=(command_line_fuzzer endpoint_spec_fuzzer blkhash_fuzzer op_planner_fuzzer
+((${#targets[@]})) || targets=(command_line_fuzzer endpoint_spec_fuzzer blkhash_fuzzer piece_planner_fuzzer
   work_map_fuzzer)
 
 cmake --preset asan >/dev/null

@@ -7,8 +7,8 @@
 #include <string>
 
 #include "nbdcopy/endpoint.h"
-#include "plan/op_planner.h"
 #include "nbdcopy/options.h"
+#include "plan/piece_planner.h"
 
 namespace nbdcopy {
 

@@ -66,16 +66,16 @@ Result<DirtySummary> SummarizeDirty(const CopyPlan& plan, Endpoint& source) {
   const uint64_t size = *source.info().size;
   WorkMap map(RulesFor(plan, size));
   DirtySummary summary;
-  std::deque<Extent> operations;
-  uint64_t previous_end = UINT64_MAX;  // where the last operation ended
-  while (map.TakeBatch(source, plan.use_extents, 1ULL << 30, &operations)) {
+  std::deque<Extent> pieces;
+  uint64_t previous_end = UINT64_MAX;  // where the last piece ended
+  while (map.TakeBatch(source, plan.use_extents, 1ULL << 30, &pieces)) {
     if (CancelRequested()) return CancelledStatus();
-    for (const Extent& operation : operations) {
-      if (operation.offset != previous_end) ++summary.ranges;
-      summary.dirty_bytes += operation.length;
-      previous_end = operation.offset + operation.length;
+    for (const Extent& piece : pieces) {
+      if (piece.offset != previous_end) ++summary.ranges;
+      summary.dirty_bytes += piece.length;
+      previous_end = piece.offset + piece.length;
     }
-    operations.clear();
+    pieces.clear();
   }
   summary.clean_bytes = map.clean_bytes();
   return summary;

@@ -9,10 +9,10 @@
 #include <cstdint>
 #include <string>
 
-#include "plan/copy_plan.h"
-#include "nbdcopy/endpoint.h"
 #include "endpoints/endpoint_spec.h"
+#include "nbdcopy/endpoint.h"
 #include "nbdcopy/options.h"
+#include "plan/copy_plan.h"
 
 namespace nbdcopy {
 

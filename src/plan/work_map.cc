@@ -12,9 +12,9 @@ bool WorkMap::TakeBatch(Endpoint& source, bool use_extents, uint64_t batch_bytes
   while (data_taken < batch_bytes) {
     if (mapped_.empty()) MapMore(source, use_extents);
     if (mapped_.empty()) break;
-    const Extent& operation = mapped_.front();
-    if (!operation.zero) data_taken += operation.length;
-    pieces->push_back(operation);
+    const Extent& piece = mapped_.front();
+    if (!piece.zero) data_taken += piece.length;
+    pieces->push_back(piece);
     mapped_.pop_front();
   }
   return pieces->size() > before;
@@ -60,14 +60,14 @@ void WorkMap::MapWindow(Endpoint& source, bool use_extents) {
   const size_t extents = scratch_.size();
   if (scratch_.empty()) scratch_.push_back(Extent{cursor_, window, false});
   planned_.clear();
-  cursor_ = PlanOperations(cursor_, scratch_, rules_, &planned_);
+  cursor_ = PlanPieces(cursor_, scratch_, rules_, &planned_);
   uint64_t zero_bytes = 0;
-  for (const Extent& operation : planned_) {
-    if (operation.clean) {
-      clean_bytes_ += operation.length;  // an incremental copy leaves it alone
+  for (const Extent& piece : planned_) {
+    if (piece.clean) {
+      clean_bytes_ += piece.length;  // an incremental copy leaves it alone
     } else {
-      if (operation.zero) zero_bytes += operation.length;
-      mapped_.push_back(operation);
+      if (piece.zero) zero_bytes += piece.length;
+      mapped_.push_back(piece);
     }
   }
   if (!ask || !skip_costly_maps_ || extents == 0) return;

@@ -1,8 +1,8 @@
-// Hands the image out to the copy loops in batches of operations, mapping
+// Hands the image out to the copy loops in batches of pieces, mapping
 // it with the source's extents as it goes: the source is asked for one
 // window at a time, so extents are fetched once per window, not once per
-// request, and PlanOperations (op_planner.h) turns each answer into
-// operations that obey the block-size rules.
+// request, and PlanPieces (piece_planner.h) turns each answer into
+// pieces that obey the block-size rules.
 //
 // A map is worth asking for only where it lets the copy skip more reading
 // than the map itself costs: a server describes each extent with work, and
@@ -28,7 +28,7 @@
 
 #include "base/mutex.h"
 #include "nbdcopy/endpoint.h"
-#include "plan/op_planner.h"
+#include "plan/piece_planner.h"
 
 namespace nbdcopy {
 
@@ -45,7 +45,7 @@ class WorkMap {
     uint64_t bytes_unasked = 0;  // copied as data without a map (skip_costly_maps)
   };
 
-  // REQUIRES rules valid for PlanOperations; rules.image_size is the size.
+  // REQUIRES rules valid for PlanPieces; rules.image_size is the size.
   // skip_costly_maps: may copy ranges without asking for their extents
   // (above); only for copies whose zero detection finds the holes again, and
   // never for an incremental copy (clean ranges come only with the map).
@@ -54,8 +54,8 @@ class WorkMap {
         skip_costly_maps_(skip_costly_maps),
         window_(skip_costly_maps ? kFirstWindow : kWindow) {}
 
-  // Appends to *pieces the next operations: zero operations met on the way
-  // and data operations totalling at least batch_bytes (unless the image
+  // Appends to *pieces the next pieces: zero pieces met on the way
+  // and data pieces totalling at least batch_bytes (unless the image
   // ends first), in image order. When the map has run out, asks `source`
   // for the extents of the next window (or treats it all as data when
   // !use_extents). A failed or useless extents answer makes that range

@@ -1,4 +1,4 @@
-// The extent-to-operation planner (op_planner.h) with random extent lists
+// The extent-to-operation planner (piece_planner.h) with random extent lists
 // and block-size rules. Checks every invariant the header promises:
 // progress and the documented end, full coverage of [start, end) in order
 // without gaps or overlap, alignment (only the image's end may be
@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "fuzz_check.h"
-#include "plan/op_planner.h"
+#include "plan/piece_planner.h"
 
 namespace {
 
@@ -44,7 +44,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   rules.alignment = uint64_t{1} << input.ConsumeIntegralInRange(0, 16);
   rules.max_data = rules.alignment * input.ConsumeIntegralInRange<uint64_t>(1, 1024);
   rules.max_zero = rules.alignment * input.ConsumeIntegralInRange<uint64_t>(1, 4096);
-  rules.coalesce_below = input.ConsumeBool() ? 0 : input.ConsumeIntegralInRange<uint64_t>(1, 1 << 18);
+  rules.coalesce_below =
+      input.ConsumeBool() ? 0 : input.ConsumeIntegralInRange<uint64_t>(1, 1 << 18);
   rules.image_size = input.ConsumeIntegralInRange<uint64_t>(1, uint64_t{1} << 40);
   const uint64_t blocks = (rules.image_size - 1) / rules.alignment;  // start < image_size
   const uint64_t start = rules.alignment * input.ConsumeIntegralInRange<uint64_t>(0, blocks);
@@ -66,22 +67,24 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
 
   std::vector<Extent> operations;
-  const uint64_t end = nbdcopy::PlanOperations(start, extents, rules, &operations);
+  const uint64_t end = nbdcopy::PlanPieces(start, extents, rules, &operations);
 
   FUZZ_CHECK(end > start && end <= rules.image_size, "end %" PRIu64 " for start %" PRIu64, end,
              start);
-  FUZZ_CHECK(end == ExpectedEnd(start, extents, rules), "end %" PRIu64 ", documented %" PRIu64,
-             end, ExpectedEnd(start, extents, rules));
+  FUZZ_CHECK(end == ExpectedEnd(start, extents, rules), "end %" PRIu64 ", documented %" PRIu64, end,
+             ExpectedEnd(start, extents, rules));
   uint64_t position = start;
   uint64_t zero_run = 0;  // length of the zero run the current operation belongs to
   for (size_t i = 0; i < operations.size(); ++i) {
     const Extent& op = operations[i];
     const uint64_t op_end = op.offset + op.length;
-    FUZZ_CHECK(op.offset == position, "operation %zu at %" PRIu64 ", expected %" PRIu64
-               " (gap or overlap)", i, op.offset, position);
+    FUZZ_CHECK(op.offset == position,
+               "operation %zu at %" PRIu64 ", expected %" PRIu64 " (gap or overlap)", i, op.offset,
+               position);
     FUZZ_CHECK(op.length > 0, "empty operation %zu", i);
-    FUZZ_CHECK(op.offset % rules.alignment == 0, "operation %zu at %" PRIu64 " not aligned to %"
-               PRIu64, i, op.offset, rules.alignment);
+    FUZZ_CHECK(op.offset % rules.alignment == 0,
+               "operation %zu at %" PRIu64 " not aligned to %" PRIu64, i, op.offset,
+               rules.alignment);
     FUZZ_CHECK(op_end % rules.alignment == 0 || op_end == rules.image_size,
                "operation %zu ends at %" PRIu64 ", unaligned and not the image end", i, op_end);
     FUZZ_CHECK(op.length <= (op.zero ? rules.max_zero : rules.max_data),

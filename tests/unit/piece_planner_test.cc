@@ -1,4 +1,4 @@
-#include "plan/op_planner.h"
+#include "plan/piece_planner.h"
 
 #include <gtest/gtest.h>
 
@@ -65,7 +65,7 @@ std::vector<std::pair<uint64_t, uint64_t>> CleanBlocks(const std::vector<Extent>
   return blocks;
 }
 
-// Checks every invariant op_planner.h promises.
+// Checks every invariant piece_planner.h promises.
 void CheckInvariants(uint64_t start, const std::vector<Extent>& extents, const PlanRules& rules,
                      uint64_t end, const std::vector<Extent>& ops) {
   ASSERT_GT(end, start);
@@ -107,32 +107,32 @@ void CheckInvariants(uint64_t start, const std::vector<Extent>& extents, const P
 std::vector<Extent> Plan(uint64_t start, const std::vector<Extent>& extents, const PlanRules& rules,
                          uint64_t* end = nullptr) {
   std::vector<Extent> ops;
-  uint64_t planned_end = PlanOperations(start, extents, rules, &ops);
+  uint64_t planned_end = PlanPieces(start, extents, rules, &ops);
   CheckInvariants(start, extents, rules, planned_end, ops);
   if (end != nullptr) *end = planned_end;
   return ops;
 }
 
-TEST(OpPlannerTest, DataIsSplitIntoRequests) {
+TEST(PiecePlannerTest, DataIsSplitIntoRequests) {
   auto ops = Plan(0, {{0, 3 * kMiB, false}}, Rules(3 * kMiB, 512));
   EXPECT_EQ(ops,
             (std::vector<Extent>{{0, kMiB, false}, {kMiB, kMiB, false}, {2 * kMiB, kMiB, false}}));
 }
 
-TEST(OpPlannerTest, LargeHoleIsOneZeroOperation) {
+TEST(PiecePlannerTest, LargeHoleIsOneZeroOperation) {
   auto ops = Plan(0, {{0, kMiB, false}, {kMiB, 64 * kMiB, true}, {65 * kMiB, kMiB, false}},
                   Rules(66 * kMiB, 512, kMiB, 64 * kKiB));
   EXPECT_EQ(ops, (std::vector<Extent>{
                      {0, kMiB, false}, {kMiB, 64 * kMiB, true}, {65 * kMiB, kMiB, false}}));
 }
 
-TEST(OpPlannerTest, HugeHoleIsSplitAtMaxZero) {
+TEST(PiecePlannerTest, HugeHoleIsSplitAtMaxZero) {
   auto ops = Plan(0, {{0, 5 * kMiB, true}}, Rules(5 * kMiB, 4096, kMiB, 0, 2 * kMiB));
   EXPECT_EQ(ops, (std::vector<Extent>{
                      {0, 2 * kMiB, true}, {2 * kMiB, 2 * kMiB, true}, {4 * kMiB, kMiB, true}}));
 }
 
-TEST(OpPlannerTest, SmallHolesRideAlongWithData) {
+TEST(PiecePlannerTest, SmallHolesRideAlongWithData) {
   // 4K data, 4K hole, repeated: the fragmented workload.
   std::vector<Extent> extents;
   for (uint64_t offset = 0; offset < 4 * kMiB; offset += 4 * kKiB) {
@@ -143,7 +143,7 @@ TEST(OpPlannerTest, SmallHolesRideAlongWithData) {
   for (const Extent& op : ops) EXPECT_FALSE(op.zero);
 }
 
-TEST(OpPlannerTest, UnalignedHoleKeepsOnlyWholeBlocks) {
+TEST(PiecePlannerTest, UnalignedHoleKeepsOnlyWholeBlocks) {
   // A hole from 10K to 200K with 64K blocks: only 64K..192K may be zeroed.
   auto ops = Plan(
       0, {{0, 10 * kKiB, false}, {10 * kKiB, 190 * kKiB, true}, {200 * kKiB, 56 * kKiB, false}},
@@ -153,45 +153,45 @@ TEST(OpPlannerTest, UnalignedHoleKeepsOnlyWholeBlocks) {
                                       {192 * kKiB, 64 * kKiB, false}}));
 }
 
-TEST(OpPlannerTest, HoleSmallerThanABlockIsData) {
+TEST(PiecePlannerTest, HoleSmallerThanABlockIsData) {
   auto ops =
       Plan(0, {{0, 4 * kKiB, false}, {4 * kKiB, 60 * kKiB, true}, {64 * kKiB, 64 * kKiB, false}},
            Rules(128 * kKiB, 64 * kKiB));
   EXPECT_EQ(ops, (std::vector<Extent>{{0, 128 * kKiB, false}}));
 }
 
-TEST(OpPlannerTest, AdjacentZeroExtentsMergeBeforeAligning) {
+TEST(PiecePlannerTest, AdjacentZeroExtentsMergeBeforeAligning) {
   auto ops = Plan(0, {{0, 2 * kKiB, true}, {2 * kKiB, 2 * kKiB, true}, {4 * kKiB, 4 * kKiB, false}},
                   Rules(8 * kKiB, 4 * kKiB));
   EXPECT_EQ(ops, (std::vector<Extent>{{0, 4 * kKiB, true}, {4 * kKiB, 4 * kKiB, false}}));
 }
 
-TEST(OpPlannerTest, ShortLastBlockMayBeZeroed) {
+TEST(PiecePlannerTest, ShortLastBlockMayBeZeroed) {
   // Image of 100000 bytes, 64K blocks: the zero tail ends at the image end.
   auto ops = Plan(0, {{0, 65536, false}, {65536, 100000 - 65536, true}}, Rules(100000, 64 * kKiB));
   EXPECT_EQ(ops, (std::vector<Extent>{{0, 65536, false}, {65536, 100000 - 65536, true}}));
 }
 
-TEST(OpPlannerTest, ShortLastBlockOfData) {
+TEST(PiecePlannerTest, ShortLastBlockOfData) {
   auto ops = Plan(0, {{0, 1000, false}}, Rules(1000, 4096));
   EXPECT_EQ(ops, (std::vector<Extent>{{0, 1000, false}}));
 }
 
-TEST(OpPlannerTest, AnswerEndingMidBlockIsCutToTheBlock) {
+TEST(PiecePlannerTest, AnswerEndingMidBlockIsCutToTheBlock) {
   uint64_t end = 0;
   auto ops = Plan(0, {{0, 100 * kKiB, true}}, Rules(kMiB, 64 * kKiB), &end);
   EXPECT_EQ(end, 64 * kKiB);
   EXPECT_EQ(ops, (std::vector<Extent>{{0, 64 * kKiB, true}}));
 }
 
-TEST(OpPlannerTest, AnswerShorterThanABlockMakesOneDataBlock) {
+TEST(PiecePlannerTest, AnswerShorterThanABlockMakesOneDataBlock) {
   uint64_t end = 0;
   auto ops = Plan(64 * kKiB, {{64 * kKiB, 512, true}}, Rules(kMiB, 64 * kKiB), &end);
   EXPECT_EQ(end, 128 * kKiB);
   EXPECT_EQ(ops, (std::vector<Extent>{{64 * kKiB, 64 * kKiB, false}}));
 }
 
-TEST(OpPlannerTest, AnswerPastTheImageIsCapped) {
+TEST(PiecePlannerTest, AnswerPastTheImageIsCapped) {
   uint64_t end = 0;
   auto ops = Plan(0, {{0, 4096, false}, {4096, 1ULL << 40, true}}, Rules(10000, 512), &end);
   EXPECT_EQ(end, 10000u);
@@ -206,19 +206,19 @@ Extent Dirty(uint64_t offset, uint64_t length, bool zero = false) {
   return Extent{offset, length, zero, false};
 }
 
-TEST(OpPlannerTest, CleanRangesAreSkipped) {
+TEST(PiecePlannerTest, CleanRangesAreSkipped) {
   auto ops = Plan(0, {Dirty(0, kMiB), Clean(kMiB, 4 * kMiB), Dirty(5 * kMiB, kMiB)},
                   Rules(6 * kMiB, 512, kMiB, 64 * kKiB, 1ULL << 30, true));
-  EXPECT_EQ(ops, (std::vector<Extent>{Dirty(0, kMiB), Clean(kMiB, 4 * kMiB),
-                                      Dirty(5 * kMiB, kMiB)}));
+  EXPECT_EQ(ops,
+            (std::vector<Extent>{Dirty(0, kMiB), Clean(kMiB, 4 * kMiB), Dirty(5 * kMiB, kMiB)}));
 }
 
-TEST(OpPlannerTest, CleanRangesAreDataWithoutSkipClean) {
+TEST(PiecePlannerTest, CleanRangesAreDataWithoutSkipClean) {
   auto ops = Plan(0, {Dirty(0, kMiB), Clean(kMiB, kMiB)}, Rules(2 * kMiB, 512, 2 * kMiB));
   EXPECT_EQ(ops, (std::vector<Extent>{Dirty(0, 2 * kMiB)}));
 }
 
-TEST(OpPlannerTest, HolesInsideDirtyRangesBecomeZeroOperations) {
+TEST(PiecePlannerTest, HolesInsideDirtyRangesBecomeZeroOperations) {
   // A large dirty hole is zeroed (it overwrites the old copy); a clean hole
   // is left alone, never zeroed.
   auto ops = Plan(0, {Dirty(0, 4 * kMiB, true), Clean(4 * kMiB, 4 * kMiB, true)},
@@ -226,22 +226,23 @@ TEST(OpPlannerTest, HolesInsideDirtyRangesBecomeZeroOperations) {
   EXPECT_EQ(ops, (std::vector<Extent>{Dirty(0, 4 * kMiB, true), Clean(4 * kMiB, 4 * kMiB)}));
 }
 
-TEST(OpPlannerTest, UnalignedCleanRangeShrinksToWholeBlocks) {
+TEST(PiecePlannerTest, UnalignedCleanRangeShrinksToWholeBlocks) {
   // Clean from 10K to 200K with 64K blocks: only 64K..192K may be skipped,
   // the partial blocks at its edges are copied.
-  auto ops = Plan(0, {Dirty(0, 10 * kKiB), Clean(10 * kKiB, 190 * kKiB), Dirty(200 * kKiB, 56 * kKiB)},
-                  Rules(256 * kKiB, 64 * kKiB, kMiB, 64 * kKiB, 1ULL << 30, true));
-  EXPECT_EQ(ops, (std::vector<Extent>{
-                     Dirty(0, 64 * kKiB), Clean(64 * kKiB, 128 * kKiB), Dirty(192 * kKiB, 64 * kKiB)}));
+  auto ops =
+      Plan(0, {Dirty(0, 10 * kKiB), Clean(10 * kKiB, 190 * kKiB), Dirty(200 * kKiB, 56 * kKiB)},
+           Rules(256 * kKiB, 64 * kKiB, kMiB, 64 * kKiB, 1ULL << 30, true));
+  EXPECT_EQ(ops, (std::vector<Extent>{Dirty(0, 64 * kKiB), Clean(64 * kKiB, 128 * kKiB),
+                                      Dirty(192 * kKiB, 64 * kKiB)}));
 }
 
-TEST(OpPlannerTest, CleanRangeSmallerThanABlockIsCopied) {
+TEST(PiecePlannerTest, CleanRangeSmallerThanABlockIsCopied) {
   auto ops = Plan(0, {Dirty(0, 4 * kKiB), Clean(4 * kKiB, 60 * kKiB), Dirty(64 * kKiB, 64 * kKiB)},
                   Rules(128 * kKiB, 64 * kKiB, kMiB, 0, 1ULL << 30, true));
   EXPECT_EQ(ops, (std::vector<Extent>{Dirty(0, 128 * kKiB)}));
 }
 
-TEST(OpPlannerTest, ZeroEdgeOfAShrunkCleanRangeStaysZero) {
+TEST(PiecePlannerTest, ZeroEdgeOfAShrunkCleanRangeStaysZero) {
   // Zero and clean from 32K to 1M, 64K blocks: 32K..64K is copied, as a hole
   // it would be zeroed, but it is shorter than coalesce_below, so it rides
   // along with the data before it; 64K..1M is skipped.
@@ -250,14 +251,14 @@ TEST(OpPlannerTest, ZeroEdgeOfAShrunkCleanRangeStaysZero) {
   EXPECT_EQ(ops, (std::vector<Extent>{Dirty(0, 64 * kKiB), Clean(64 * kKiB, kMiB - 64 * kKiB)}));
 }
 
-TEST(OpPlannerTest, CleanShortLastBlockIsSkipped) {
+TEST(PiecePlannerTest, CleanShortLastBlockIsSkipped) {
   // Image of 100000 bytes, 64K blocks, clean from 64K to the end.
   auto ops = Plan(0, {Dirty(0, 65536), Clean(65536, 100000 - 65536)},
                   Rules(100000, 64 * kKiB, kMiB, 0, 1ULL << 30, true));
   EXPECT_EQ(ops, (std::vector<Extent>{Dirty(0, 65536), Clean(65536, 100000 - 65536)}));
 }
 
-TEST(OpPlannerTest, AllCleanWindowIsOneSkip) {
+TEST(PiecePlannerTest, AllCleanWindowIsOneSkip) {
   uint64_t end = 0;
   auto ops = Plan(kMiB, {Clean(kMiB, 64 * kMiB, true)},
                   Rules(1ULL << 30, 4096, kMiB, 64 * kKiB, 1ULL << 30, true), &end);
@@ -265,7 +266,7 @@ TEST(OpPlannerTest, AllCleanWindowIsOneSkip) {
   EXPECT_EQ(ops, (std::vector<Extent>{Clean(kMiB, 64 * kMiB)}));
 }
 
-TEST(OpPlannerTest, WithoutZeroExtentsHolesAreDataButCleanIsSkipped) {
+TEST(PiecePlannerTest, WithoutZeroExtentsHolesAreDataButCleanIsSkipped) {
   PlanRules rules = Rules(4 * kMiB, 4096, 4 * kMiB, 0, 1ULL << 30, true);
   rules.zero_extents = false;
   auto ops = Plan(0, {Dirty(0, 2 * kMiB, true), Clean(2 * kMiB, 2 * kMiB)}, rules);
@@ -274,7 +275,7 @@ TEST(OpPlannerTest, WithoutZeroExtentsHolesAreDataButCleanIsSkipped) {
 
 // Random extent lists crossed with block-size rules: the invariants hold,
 // and the operation count follows data and large holes, not extents.
-TEST(OpPlannerTest, RandomExtentsKeepTheInvariants) {
+TEST(PiecePlannerTest, RandomExtentsKeepTheInvariants) {
   std::mt19937_64 rng(7);
   const uint64_t minimums[] = {1, 512, 4096, 64 * kKiB};
   const uint64_t maximums[] = {64 * kKiB, kMiB, 32 * kMiB};
@@ -302,7 +303,7 @@ TEST(OpPlannerTest, RandomExtentsKeepTheInvariants) {
     PlanRules rules = Rules(size, alignment, max_data, coalesce, 4 * kMiB, skip_clean);
     rules.zero_extents = rng() % 4 != 0;
     std::vector<Extent> ops;
-    uint64_t end = PlanOperations(start, extents, rules, &ops);
+    uint64_t end = PlanPieces(start, extents, rules, &ops);
     SCOPED_TRACE(testing::Message() << "round " << round << " alignment " << alignment);
     CheckInvariants(start, extents, rules, end, ops);
     if (coalesce > 0) {

@@ -1,4 +1,4 @@
-#include "plan/op_planner.h"
+#include "plan/piece_planner.h"
 
 #include <algorithm>
 #include <limits>
@@ -15,10 +15,10 @@ uint64_t RoundUp(uint64_t value, uint64_t alignment) {
 enum class Kind { kData, kZero, kClean };
 
 // Emits runs in image order, merging neighbours of the same kind, and
-// splits them into operations no longer than the rules allow.
-class OperationWriter {
+// splits them into pieces no longer than the rules allow.
+class PieceWriter {
  public:
-  OperationWriter(const PlanRules& rules, std::vector<Extent>* out) : rules_(rules), out_(out) {}
+  PieceWriter(const PlanRules& rules, std::vector<Extent>* out) : rules_(rules), out_(out) {}
 
   void Add(uint64_t offset, uint64_t length, Kind kind) {
     if (length == 0) return;
@@ -34,9 +34,9 @@ class OperationWriter {
 
   void Flush() {
     // Clean ranges are no I/O at all: nothing limits them.
-    const uint64_t limit = pending_kind_ == Kind::kZero    ? rules_.max_zero
-                           : pending_kind_ == Kind::kData  ? rules_.max_data
-                                                           : std::numeric_limits<uint64_t>::max();
+    const uint64_t limit = pending_kind_ == Kind::kZero   ? rules_.max_zero
+                           : pending_kind_ == Kind::kData ? rules_.max_data
+                                                          : std::numeric_limits<uint64_t>::max();
     while (pending_length_ > 0) {
       uint64_t n = std::min(pending_length_, limit);
       out_->push_back(Extent{.offset = pending_offset_,
@@ -73,10 +73,10 @@ std::pair<uint64_t, uint64_t> NextRun(std::span<const Extent> extents, size_t* i
 }
 
 // Plans [from, to), a range to be copied (both ends aligned, or `to` the
-// image's end): large zero runs become zero operations, the rest data.
+// image's end): large zero runs become zero pieces, the rest data.
 // `first` is the index of the first extent that may overlap it.
 void PlanCopiedRange(uint64_t from, uint64_t to, std::span<const Extent> extents, size_t first,
-                     const PlanRules& rules, OperationWriter* writer) {
+                     const PlanRules& rules, PieceWriter* writer) {
   const uint64_t align = rules.alignment;
   uint64_t position = from;  // everything before is emitted
   if (rules.zero_extents) {
@@ -101,8 +101,8 @@ void PlanCopiedRange(uint64_t from, uint64_t to, std::span<const Extent> extents
 
 }  // namespace
 
-uint64_t PlanOperations(uint64_t start, std::span<const Extent> extents, const PlanRules& rules,
-                        std::vector<Extent>* operations) {
+uint64_t PlanPieces(uint64_t start, std::span<const Extent> extents, const PlanRules& rules,
+                    std::vector<Extent>* pieces) {
   const uint64_t size = rules.image_size;
   const uint64_t align = rules.alignment;
   uint64_t end = std::min(size, extents.back().offset + extents.back().length);
@@ -111,7 +111,7 @@ uint64_t PlanOperations(uint64_t start, std::span<const Extent> extents, const P
     end = aligned > start ? aligned : std::min(size, start + align);
   }
 
-  OperationWriter writer(rules, operations);
+  PieceWriter writer(rules, pieces);
   uint64_t position = start;  // everything before is emitted
   size_t segment_first = 0;   // first extent that may overlap [position, ...)
   if (rules.skip_clean) {
