@@ -88,26 +88,24 @@ void Worker::Admit() {
       continue;
     }
     if (on_first_data_) std::exchange(on_first_data_, nullptr)();
-    // Clones take no slot: check here what Run() checks between calls.
-    if (CloneFront()) {
+    if (std::optional<CloneRule::Run> run = clone_.Next(pieces_)) {
+      // Clones take no slot: check here what Run() checks between calls.
       if (Stopping()) return;
-      continue;
+      if (CloneFront(*run)) continue;
     }
     if (!StartDataPiece()) return;
   }
 }
 
-// Clones the run of data pieces at the front, if the clone rule says to
-// try and the destination agrees; false leaves them to be copied.
-bool Worker::CloneFront() {
-  std::optional<CloneRule::Run> run = clone_.Next(pieces_);
-  if (!run) return false;
-  if (!clone_.Record(*run, destination_.CloneRangeFrom(source_, run->offset, run->length))) {
+// Clones the run of data pieces at the front the clone rule chose, if the
+// destination agrees; false leaves them to be copied.
+bool Worker::CloneFront(const CloneRule::Run& run) {
+  if (!clone_.Record(run, destination_.CloneRangeFrom(source_, run.offset, run.length))) {
     return false;
   }
-  pieces_.erase(pieces_.begin(), pieces_.begin() + static_cast<ptrdiff_t>(run->pieces));
-  stats_.AddCloned(run->length);
-  shared_.progress.Add(run->length);
+  pieces_.erase(pieces_.begin(), pieces_.begin() + static_cast<ptrdiff_t>(run.pieces));
+  stats_.AddCloned(run.length);
+  shared_.progress.Add(run.length);
   return true;
 }
 

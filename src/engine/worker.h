@@ -83,7 +83,7 @@ class Worker {
 
   bool Stopping() const;
   void Admit();
-  bool CloneFront();
+  bool CloneFront(const CloneRule::Run& run);
   bool StartDataPiece();
   void ConsumeFront(uint64_t length);
   void StartZeroPiece(const Extent& piece);

@@ -5,10 +5,10 @@
 
 #include <cstring>
 
-#include "support/memory_endpoint.h"
-#include "job/progress.h"
 #include "engine/parallel_copy.h"
 #include "engine/sync_copy.h"
+#include "job/progress.h"
+#include "support/memory_endpoint.h"
 
 namespace nbdcopy {
 namespace {

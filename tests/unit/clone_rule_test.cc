@@ -13,8 +13,8 @@ std::deque<Extent> Pieces(std::initializer_list<Extent> pieces) { return pieces;
 
 TEST(CloneRuleTest, JoinsContiguousDataPiecesUpToAZeroPiece) {
   CloneRule rule(true);
-  auto pieces = Pieces({{0, kMiB, false}, {kMiB, kMiB, false}, {2 * kMiB, kMiB, true},
-                        {3 * kMiB, kMiB, false}});
+  auto pieces = Pieces(
+      {{0, kMiB, false}, {kMiB, kMiB, false}, {2 * kMiB, kMiB, true}, {3 * kMiB, kMiB, false}});
   std::optional<CloneRule::Run> run = rule.Next(pieces);
   ASSERT_TRUE(run);
   EXPECT_EQ(run->offset, 0u);
@@ -70,8 +70,8 @@ TEST(CloneRuleTest, TooManyRefusalsInARowEndTheAttempts) {
   EXPECT_TRUE(rule.Record(*rule.Next(Pieces({{0, kMiB, false}})), CloneResult::kCloned));
   uint64_t offset = kMiB;
   for (unsigned i = 0; i + 1 < CloneRule::kMaxRefusalsInARow; ++i, offset += kMiB) {
-    EXPECT_FALSE(rule.Record(*rule.Next(Pieces({{offset, kMiB, false}})),
-                             CloneResult::kRangeRefused));
+    EXPECT_FALSE(
+        rule.Record(*rule.Next(Pieces({{offset, kMiB, false}})), CloneResult::kRangeRefused));
   }
   // One clone resets the count.
   EXPECT_TRUE(rule.Record(*rule.Next(Pieces({{offset, kMiB, false}})), CloneResult::kCloned));

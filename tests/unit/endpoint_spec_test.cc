@@ -171,7 +171,8 @@ namespace {
 TEST(RedactPasswordsTest, HidesEveryPasswordInFreeText) {
   EXPECT_EQ(RedactPasswords("uri=\"nbd://alice:s3cret@host/x\" and nbds://bob:pw@h2:10809/"),
             "uri=\"nbd://alice:***@host/x\" and nbds://bob:***@h2:10809/");
-  EXPECT_EQ(RedactPasswords("nbd+unix://alice@/?socket=/tmp/s"), "nbd+unix://alice@/?socket=/tmp/s");
+  EXPECT_EQ(RedactPasswords("nbd+unix://alice@/?socket=/tmp/s"),
+            "nbd+unix://alice@/?socket=/tmp/s");
   EXPECT_EQ(RedactPasswords("no uri here: a@b"), "no uri here: a@b");
 }
 

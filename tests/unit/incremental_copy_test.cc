@@ -4,11 +4,11 @@
 
 #include <random>
 
-#include "support/memory_endpoint.h"
-#include "plan/incremental.h"
-#include "job/progress.h"
 #include "engine/parallel_copy.h"
 #include "engine/sync_copy.h"
+#include "job/progress.h"
+#include "plan/incremental.h"
+#include "support/memory_endpoint.h"
 
 namespace nbdcopy {
 namespace {

@@ -1,10 +1,12 @@
-#include "job/progress.h"
 #include "engine/parallel_copy.h"
 
 #include <gtest/gtest.h>
 
+#include <csignal>
 #include <random>
 
+#include "job/progress.h"
+#include "nbdcopy/cancel.h"
 #include "support/memory_endpoint.h"
 
 namespace nbdcopy {
@@ -162,6 +164,32 @@ TEST(ParallelCopyTest, RangesRefusedAfterClonesAreCopiedOnceAndCounted) {
   for (const Operation& write : f.All("write")) written += write.length;
   EXPECT_EQ(f.stats.bytes_cloned + written, size);  // each byte cloned or written, once
   EXPECT_EQ(progress.copied(), size);
+}
+
+// Asks for a cancel, as a signal would, when the first bytes are reported.
+class CancelOnFirstProgress : public ProgressSink {
+ public:
+  void Add(uint64_t bytes) override { RequestCancel(SIGINT); }
+};
+
+TEST(ParallelCopyTest, NoCloneStartsOnceACancelWasAsked) {
+  ResetCancelForTesting();
+  const size_t size = 4 * 1024 * kKiB;
+  auto bytes = MixedBytes(size, 13);
+  std::fill(bytes.begin(), bytes.begin() + 1024 * kKiB, std::byte{0});
+  Fixture f(bytes, size, 1);
+  f.source.AddZeroExtent(0, 1024 * kKiB);  // skipped, reported at once: the cancel comes
+  f.destination.AllowClones();
+  CopyPlan plan = Plan(8, 256 * kKiB, 1024 * kKiB);
+  plan.clone_data = true;
+  plan.skip_zero_ranges = true;
+  plan.connections = 1;
+  CancelOnFirstProgress progress;
+  Status status = ParallelCopy(plan, f.source, f.destination, progress, nullptr, &f.stats);
+  ResetCancelForTesting();
+  EXPECT_EQ(status.message(), "interrupted");
+  EXPECT_TRUE(f.All("clone").empty()) << f.All("clone").size() << " clones after the cancel";
+  EXPECT_EQ(f.stats.bytes_cloned, 0u);
 }
 
 TEST(ParallelCopyTest, NoCloneWithoutThePlan) {

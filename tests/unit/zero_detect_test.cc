@@ -11,12 +11,12 @@ namespace {
 // The runs ForEachZeroRun reports, as "offset+length:z|d" words.
 std::string Runs(uint64_t offset, const std::vector<std::byte>& data, uint64_t granule) {
   std::string text;
-  Status status =
-      ForEachZeroRun(offset, data, granule, [&](uint64_t at, std::span<const std::byte> run, bool zero) {
-        text += (text.empty() ? "" : " ") + std::to_string(at) + "+" +
-                std::to_string(run.size()) + (zero ? ":z" : ":d");
-        return Status::Ok();
-      });
+  Status status = ForEachZeroRun(offset, data, granule,
+                                 [&](uint64_t at, std::span<const std::byte> run, bool zero) {
+                                   text += (text.empty() ? "" : " ") + std::to_string(at) + "+" +
+                                           std::to_string(run.size()) + (zero ? ":z" : ":d");
+                                   return Status::Ok();
+                                 });
   EXPECT_TRUE(status.ok());
   return text;
 }
@@ -55,11 +55,11 @@ TEST(ZeroDetectTest, EmptyDataHasNoRuns) { EXPECT_EQ(Runs(0, {}, 4), ""); }
 
 TEST(ZeroDetectTest, TheFirstFailureStopsTheWalk) {
   int calls = 0;
-  Status status = ForEachZeroRun(0, Bytes(16, {0, 13}), 4,
-                                 [&](uint64_t, std::span<const std::byte>, bool) {
-                                   ++calls;
-                                   return Status::Error("stop");
-                                 });
+  Status status =
+      ForEachZeroRun(0, Bytes(16, {0, 13}), 4, [&](uint64_t, std::span<const std::byte>, bool) {
+        ++calls;
+        return Status::Error("stop");
+      });
   EXPECT_EQ(status.message(), "stop");
   EXPECT_EQ(calls, 1);
 }
