@@ -48,6 +48,9 @@ struct Options {
   // Seconds an NBD server may stay silent while requests wait for it (the
   // handshake included) before the copy fails; 0 waits forever.
   unsigned timeout = 300;
+  // --rate: bytes read from the source per second, all workers together;
+  // 0: no cap.
+  uint64_t rate = 0;
 
   // Each operand is its words: one word, or "[", CMD, ARGS..., "]".
   std::vector<std::string> source;

@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
+#include "endpoints/endpoint_spec.h"
 #include "nbdcopy/cancel.h"
 #include "nbdcopy/copy_job.h"
-#include "endpoints/endpoint_spec.h"
 #include "nbdcopy/options.h"
 
 namespace nbdcopy {

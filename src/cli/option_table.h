@@ -26,6 +26,7 @@ enum class OptionId {
   kRequests,
   kRequestSize,
   kQueueSize,
+  kRate,
   kSynchronous,
   kBlkhash,
   kBlkhashFile,

@@ -101,7 +101,7 @@ Status ApplyProgress(const OptionSpec& spec, const std::optional<std::string>& v
   return Status::Ok();
 }
 
-// --request-size, --queue-size and --sparse.
+// --request-size, --queue-size, --rate and --sparse.
 Status ApplySize(const OptionSpec& spec, const std::string& text, Options* options) {
   Result<uint64_t> size = ParseSize(text);
   if (!size.ok()) return size.status().WithPrefix(LongName(spec));
@@ -116,6 +116,9 @@ Status ApplySize(const OptionSpec& spec, const std::string& text, Options* optio
   } else if (spec.id == OptionId::kQueueSize) {
     if (*size == 0) return Status::Error("--queue-size: must be at least 1");
     options->queue_size = *size;
+  } else if (spec.id == OptionId::kRate) {
+    if (*size == 0) return Status::Error("--rate: must be at least 1 byte a second");
+    options->rate = *size;
   } else {
     if (*size != 0 && (!std::has_single_bit(*size) || *size < kMinSparseSize)) {
       return Status::Error("--sparse: must be 0 or a power of 2 >= " +
@@ -170,6 +173,7 @@ Status ApplyOption(const OptionOccurrence& occurrence, CommandLine* command_line
     }
     case OptionId::kRequestSize:
     case OptionId::kQueueSize:
+    case OptionId::kRate:
     case OptionId::kSparse:
       return ApplySize(spec, value, &options);
     case OptionId::kAllocated:

@@ -17,6 +17,7 @@ Status CopyStream(Endpoint& source, Endpoint& destination, SyncWriter& writer,
     ++writer.stats().requests;  // the read that finds the end counts too
     if (!got.ok()) return got.status();
     if (*got == 0) return Status::Ok();
+    writer.PaceRead(*got);
     writer.stats().bytes_read += *got;
     // Earlier chunks are whole requests, so whole blocks: only the last pads.
     Result<size_t> stored = PadToDestinationBlock(destination, offset, *got, buffer);
@@ -32,8 +33,7 @@ Result<size_t> PadToDestinationBlock(Endpoint& destination, uint64_t offset, siz
   const EndpointInfo& info = destination.info();
   const uint64_t block = info.min_block_size;
   const uint64_t end = offset + length;
-  if (block <= 1 || info.partial_blocks_ok || end % block == 0 || !info.size ||
-      end >= *info.size) {
+  if (block <= 1 || info.partial_blocks_ok || end % block == 0 || !info.size || end >= *info.size) {
     return length;  // no rule, or the destination's own short tail
   }
   const uint64_t block_start = end - end % block;

@@ -19,6 +19,8 @@ Status CopyData(Endpoint& source, SyncWriter& writer, uint64_t offset, uint64_t 
                 std::span<std::byte> buffer) {
   while (length > 0) {
     std::span<std::byte> chunk = buffer.first(std::min<uint64_t>(length, buffer.size()));
+    writer.PaceRead(chunk.size());
+    if (CancelRequested()) return CancelledStatus();
     Result<size_t> got = source.Read(offset, chunk);
     ++writer.stats().requests;
     if (!got.ok()) return got.status();
@@ -48,8 +50,8 @@ Status CopyFront(Endpoint& source, Endpoint& destination, SyncWriter& writer, Cl
   return CopyData(source, writer, piece.offset, piece.length, buffer);
 }
 
-Status CopySized(const CopyPlan& plan, Endpoint& source, Endpoint& destination,
-                 SyncWriter& writer, std::span<std::byte> buffer) {
+Status CopySized(const CopyPlan& plan, Endpoint& source, Endpoint& destination, SyncWriter& writer,
+                 std::span<std::byte> buffer) {
   WorkMap map(RulesFor(plan, *source.info().size), plan.skip_costly_maps);
   CloneRule clone(plan.clone_data);
   std::deque<Extent> pieces;

@@ -1,13 +1,20 @@
 #include "engine/sync_writer.h"
 
+#include "nbdcopy/cancel.h"
+
 namespace nbdcopy {
+
+void SyncWriter::PaceRead(uint64_t bytes) {
+  if (rate_) rate_->Acquire(bytes, CancelRequested);
+}
 
 Status SyncWriter::WriteData(uint64_t offset, std::span<const std::byte> data,
                              std::span<const std::byte> stored) {
   if (blkhash_ != nullptr) blkhash_->Data(data);
-  Status status = policy_.ForEachRun(
-      offset, stored, [this](uint64_t run_offset, std::span<const std::byte> run,
-                             RunAction action) { return Apply(run_offset, run, action); });
+  Status status =
+      policy_.ForEachRun(offset, stored,
+                         [this](uint64_t run_offset, std::span<const std::byte> run,
+                                RunAction action) { return Apply(run_offset, run, action); });
   if (status.ok()) Done(data.size());
   return status;
 }

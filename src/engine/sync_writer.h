@@ -6,11 +6,13 @@
 #define NBDCOPY_ENGINE_SYNC_WRITER_H_
 
 #include <cstdint>
+#include <optional>
 #include <span>
 
 #include "engine/copy_stats.h"
 #include "engine/piece_policy.h"
 #include "engine/progress_sink.h"
+#include "engine/rate_limiter.h"
 #include "hash/blkhash.h"
 #include "nbdcopy/endpoint.h"
 #include "plan/copy_plan.h"
@@ -27,7 +29,14 @@ class SyncWriter {
         policy_(plan, destination.info()),
         progress_(progress),
         blkhash_(blkhash),
-        stats_(stats) {}
+        stats_(stats) {
+    if (plan.rate > 0) rate_.emplace(plan.rate);
+  }
+
+  // For `bytes` read from the source (before reading them, or after for a
+  // stream, whose reads may come short): waits as long as --rate says, or
+  // until a cancel is asked.
+  void PaceRead(uint64_t bytes);
 
   // Data read from the source at offset. stored holds data followed by the
   // destination's own bytes that pad a last block (stored.size() >=
@@ -51,6 +60,7 @@ class SyncWriter {
   ProgressSink& progress_;
   SequentialBlkhash* const blkhash_;
   CopyStats& stats_;
+  std::optional<RateLimiter> rate_;
   uint64_t copied_ = 0;
 };
 

@@ -45,8 +45,8 @@ Worker::Worker(SharedCopy& shared, Endpoint& source, Endpoint& destination,
       clone_(plan_.clone_data),
       // Without overlapped I/O on either side, a second request in flight
       // only reads ahead into colder buffers.
-      max_requests_(
-          source.info().overlapped_io || destination.info().overlapped_io ? plan_.requests : 1),
+      max_requests_(source.info().overlapped_io || destination.info().overlapped_io ? plan_.requests
+                                                                                    : 1),
       batch_size_(8 * plan_.request_size),
       slots_(max_requests_),
       budget_(plan_.min_request_size > 0 ? plan_.min_request_size : plan_.request_size,
@@ -119,6 +119,13 @@ bool Worker::StartDataPiece() {
   // Within the budget, yet the arena may be too fragmented: wait for buffers.
   std::byte* buffer = arena_.Take(piece.length);
   if (buffer == nullptr) return false;
+  if (shared_.rate) {
+    rate_wait_ = shared_.rate->TryAcquire(piece.length);
+    if (rate_wait_ != RateLimiter::Clock::duration::zero()) {
+      arena_.Give(buffer, piece.length);
+      return false;
+    }
+  }
   ConsumeFront(piece.length);
   unsigned index = TakeSlot(piece);
   Slot& slot = slots_[index];
@@ -205,8 +212,7 @@ void Worker::OnReadDone(unsigned index) {
     }
     // Starting operations cannot fail here: their completions report.
     (void)policy_.ForEachRun(
-        slot.offset, data,
-        [&](uint64_t offset, std::span<const std::byte> run, RunAction action) {
+        slot.offset, data, [&](uint64_t offset, std::span<const std::byte> run, RunAction action) {
           StartRun(index, offset, run, action);
           return Status::Ok();
         });
@@ -246,6 +252,10 @@ void Worker::WaitForEvents() {
   Endpoint* owners[2];
   nfds_t count = 0;
   int timeout_ms = -1;
+  if (rate_wait_ != RateLimiter::Clock::duration::zero()) {  // --rate: ask again then
+    timeout_ms = static_cast<int>(
+        std::chrono::ceil<std::chrono::milliseconds>(std::exchange(rate_wait_, {})).count());
+  }
   for (Endpoint* endpoint : {&source_, &destination_}) {
     PollInterest interest = endpoint->poll_interest();
     if (interest.fd < 0) continue;
@@ -254,6 +264,10 @@ void Worker::WaitForEvents() {
     if (interest.timeout_ms >= 0 && (timeout_ms < 0 || interest.timeout_ms < timeout_ms)) {
       timeout_ms = interest.timeout_ms;
     }
+  }
+  if (count == 0 && timeout_ms >= 0 && requests_in_flight_ == 0) {
+    poll(nullptr, 0, timeout_ms);  // only the cap to wait for
+    return;
   }
   if (count == 0) {
     // Nothing to wait on yet nothing finished: an endpoint lost track.

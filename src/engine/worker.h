@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <optional>
 #include <vector>
 
 #include "base/mutex.h"
@@ -21,6 +22,7 @@
 #include "engine/copy_stats.h"
 #include "engine/piece_policy.h"
 #include "engine/progress_sink.h"
+#include "engine/rate_limiter.h"
 #include "hash/blkhash.h"
 #include "nbdcopy/endpoint.h"
 #include "plan/copy_plan.h"
@@ -37,7 +39,9 @@ class SharedCopy {
       : plan(plan),
         blkhash(blkhash),
         progress(progress),
-        map(RulesFor(plan, size), plan.skip_costly_maps) {}
+        map(RulesFor(plan, size), plan.skip_costly_maps) {
+    if (plan.rate > 0) rate.emplace(plan.rate);
+  }
 
   // Keeps the first failure; every worker stops admitting work after it.
   void Fail(Status status) EXCLUDES(mutex_);
@@ -49,7 +53,8 @@ class SharedCopy {
   const CopyPlan& plan;
   Blkhash* const blkhash;  // nullptr: not hashing
   ProgressSink& progress;
-  WorkMap map;  // has its own lock
+  WorkMap map;                      // has its own lock
+  std::optional<RateLimiter> rate;  // --rate; has its own lock
 
  private:
   std::atomic<bool> failed_{false};
@@ -91,8 +96,7 @@ class Worker {
   void HashZeroes(uint64_t offset, uint64_t length);
   bool Collect(std::vector<Completion>* completions);
   void OnReadDone(unsigned index);
-  void StartRun(unsigned index, uint64_t offset, std::span<const std::byte> run,
-                RunAction action);
+  void StartRun(unsigned index, uint64_t offset, std::span<const std::byte> run, RunAction action);
   void Release(unsigned index);
   void WaitForEvents();
 
@@ -109,6 +113,8 @@ class Worker {
   std::vector<unsigned> free_slots_;
   std::deque<Extent> pieces_;  // taken from the map, not yet started
   bool map_done_ = false;
+  // --rate: how long before the cap lets the next read start (0: now).
+  RateLimiter::Clock::duration rate_wait_{};
   unsigned requests_in_flight_ = 0;
   uint64_t bytes_in_flight_ = 0;
   AdaptiveBudget budget_;

@@ -175,6 +175,7 @@ Result<CopyPlan> MakeCopyPlan(const Options& options, const Endpoint& source,
   plan.incremental = incremental;
   plan.allocated = options.allocated;
   plan.flush = options.flush;
+  plan.rate = options.rate;
   return plan;
 }
 
@@ -229,11 +230,11 @@ std::string DescribeCopy(const CopyPlan& plan, const Endpoint& source,
          fmt::format(
              "nbdcopy: connections={} requests={} threads={} synchronous={} request_size={} "
              "min_request_size={} alignment={} coalesce_below={} queue_size={} sparse={} "
-             "extents={} allocated={} skip_zero_ranges={} flush={} incremental={}\n",
+             "extents={} allocated={} skip_zero_ranges={} flush={} incremental={} rate={}\n",
              plan.connections, plan.requests, plan.connections, plan.synchronous, plan.request_size,
              plan.min_request_size, plan.alignment, plan.coalesce_below, plan.queue_size,
              plan.sparse_size, plan.use_extents, plan.allocated, plan.skip_zero_ranges, plan.flush,
-             plan.incremental);
+             plan.incremental, plan.rate);
 }
 
 }  // namespace nbdcopy

@@ -37,6 +37,7 @@ struct CopyPlan {
   bool allocated = false;
   bool skip_zero_ranges = false;  // destination already reads as zero there
   bool flush = false;
+  uint64_t rate = 0;  // --rate: source bytes read a second, all workers together; 0: no cap
   std::string notes;  // adjustments made to the options, for -v ("" when none)
 };
 

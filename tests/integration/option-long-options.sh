@@ -17,6 +17,7 @@ cat >"$T/want.txt" <<'LIST'
 --no-extents
 --progress
 --queue-size
+--rate
 --request-size
 --requests
 --sparse
