@@ -13,10 +13,11 @@ cd "$(dirname "$0")/.."
 modes=("$@")
 ((${#modes[@]})) || modes=(asan tsan)
 
-# What TSan runs: the engines (and blkhash's combiner, which they drive from
-# several threads), cancellation, and end-to-end tests with several
-# connections or workers, or signals arriving mid-copy.
-tsan_tests='^(ParallelCopy|Combinations/ParallelCopy|Operations/|SyncCopy|Blkhash|SequentialBlkhash|Engines/CancelTest|AdaptiveBudget|WorkMap)|^(engine-multi-conn|option-connections|copy-nbd-to-nbd|engine-failures|blkhash-copy-then-checksum|verify-passes|signals-interrupt|engine-costly-extents)$'
+# What TSan runs: the engines (and blkhash's combiner and the --rate
+# limiter, which they drive from several threads), cancellation, and
+# end-to-end tests with several connections or workers, or signals
+# arriving mid-copy.
+tsan_tests='^(ParallelCopy|Combinations/ParallelCopy|Operations/|SyncCopy|Blkhash|SequentialBlkhash|Engines/CancelTest|AdaptiveBudget|WorkMap|RateLimiter|CloneRule)|^(engine-multi-conn|option-rate|option-connections|copy-nbd-to-nbd|engine-failures|blkhash-copy-then-checksum|verify-passes|signals-interrupt|engine-costly-extents)$'
 
 reports=$(mktemp -d /tmp/sanitizer-reports.XXXXXX)
 trap 'rm -rf "$reports"' EXIT
