@@ -28,6 +28,7 @@ Result<std::unique_ptr<FileEndpoint>> FileEndpoint::Create(std::string name, Uni
   bool block = S_ISBLK(st.st_mode);
   std::unique_ptr<FileEndpoint> endpoint(new FileEndpoint(std::move(name), std::move(fd), block));
   EndpointInfo& info = endpoint->info_;
+  info.read_only = !writable;
   if (block) {
     uint64_t size = 0;
     if (ioctl(endpoint->fd_.get(), BLKGETSIZE64, &size) == -1) {
@@ -48,6 +49,12 @@ Result<std::unique_ptr<FileEndpoint>> FileEndpoint::Create(std::string name, Uni
     }
     info.preferred_block_size = std::max(info.preferred_block_size, info.min_block_size);
     info.partial_blocks_ok = true;  // buffered I/O, never O_DIRECT
+    // A device set read-only (losetup -r, blockdev --setro) still opens for
+    // writing; every write would then fail with EPERM. Say so up front.
+    int device_read_only = 0;
+    if (ioctl(endpoint->fd_.get(), BLKROGET, &device_read_only) == 0 && device_read_only != 0) {
+      info.read_only = true;
+    }
   } else {
     info.size = static_cast<uint64_t>(st.st_size);
     endpoint->end_of_file_ = *info.size;
@@ -55,7 +62,6 @@ Result<std::unique_ptr<FileEndpoint>> FileEndpoint::Create(std::string name, Uni
     info.can_extents = true;
     if (st.st_blksize >= 512) info.preferred_block_size = static_cast<uint32_t>(st.st_blksize);
   }
-  info.read_only = !writable;
   info.efficient_zero = true;
   info.can_flush = true;
   info.can_multi_conn = true;
