@@ -27,7 +27,7 @@ def layer_of(path):
     return parts[1] if parts[0] == "src" else None
 
 
-def check_includes(repo, path, text, problems):
+def check_includes(path, text, problems):
     here = layer_of(path)
     for target in INCLUDE.findall(text):
         top = target.split("/")[0]
@@ -87,7 +87,7 @@ def main():
                     continue
                 path = os.path.join(folder, name)
                 text = open(path, encoding="utf-8").read()
-                check_includes(repo, path, text, problems)
+                check_includes(path, text, problems)
                 lines = text.count("\n")
                 if lines > MAX_FILE_LINES:
                     problems.append(f"{path}: {lines} lines (at most {MAX_FILE_LINES})")

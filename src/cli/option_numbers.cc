@@ -2,6 +2,8 @@
 
 #include <cctype>
 
+#include "base/exact_size.h"
+
 namespace nbdcopy {
 namespace {
 
@@ -77,15 +79,7 @@ Result<uint64_t> ParseSize(const std::string& text) {
   return value << shift;
 }
 
-std::string FormatSize(uint64_t bytes) {
-  size_t unit = 0;
-  while (unit < kUnits.size() && bytes != 0 && bytes % 1024 == 0) {
-    bytes /= 1024;
-    ++unit;
-  }
-  std::string text = std::to_string(bytes);
-  if (unit > 0) text += static_cast<char>(std::toupper(kUnits[unit - 1]));
-  return text;
-}
+// Only the units ParseSize reads back.
+std::string FormatSize(uint64_t bytes) { return FormatExactSize(bytes, "KMGT"); }
 
 }  // namespace nbdcopy

@@ -46,12 +46,17 @@ size_t TerminalColumns(int fd) {
   return ioctl(fd, TIOCGWINSZ, &size) == 0 ? size.ws_col : 0;
 }
 
-// 0..99 while copying; 100 is only for the final report.
+// The percent of a copy still running: 0..99, whatever was counted; 100
+// is only for the final report.
+int RunningPercent(uint64_t done, uint64_t total) {
+  if (total == 0) return 0;
+  return static_cast<int>(std::min<uint64_t>(99, done * 100 / total));
+}
+
 std::optional<int> Percent(const ProgressSnapshot& snapshot) {
   if (snapshot.elapsed) return 100;
   if (!snapshot.total) return std::nullopt;
-  if (*snapshot.total == 0) return 0;
-  return static_cast<int>(std::min<uint64_t>(99, snapshot.done * 100 / *snapshot.total));
+  return RunningPercent(snapshot.done, *snapshot.total);
 }
 
 // As libnbd counts them: a cell for each started 1/40 of the copy.
@@ -199,7 +204,7 @@ void Progress::Add(uint64_t bytes) {
       return;
     case ProgressStyle::kPercent:
       if (total_ && *total_ > 0) {
-        int percent = static_cast<int>(std::min<uint64_t>(99, done * 100 / *total_));
+        int percent = RunningPercent(done, *total_);
         if (percent > last_percent_.load(std::memory_order_relaxed)) ReportPercent(percent);
       }
       return;
@@ -271,8 +276,8 @@ void Progress::Report(bool final) {
 bool Progress::LineDue(Clock::time_point now, uint64_t done) const {
   if (last_percent_ < 0) return true;
   if (now - last_line_ >= kLineQuietInterval) return true;
-  if (now - last_line_ < kLineMinInterval || !total_ || *total_ == 0) return false;
-  return static_cast<int>(std::min<uint64_t>(99, done * 100 / *total_)) > last_percent_;
+  if (now - last_line_ < kLineMinInterval || !total_) return false;
+  return RunningPercent(done, *total_) > last_percent_;
 }
 
 void Progress::ReportPercent(int percent) {

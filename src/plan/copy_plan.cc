@@ -5,6 +5,9 @@
 
 #include <algorithm>
 #include <bit>
+#include <limits>
+
+#include "base/exact_size.h"
 
 namespace nbdcopy {
 
@@ -29,15 +32,7 @@ std::string SizeText(const EndpointInfo& info) {
   int64_t size = info.size         ? static_cast<int64_t>(*info.size)
                  : info.sequential ? -1
                                    : std::numeric_limits<int64_t>::max();
-  uint64_t human = static_cast<uint64_t>(size);
-  std::string units = "KMGTPE";
-  size_t unit = 0;
-  while (human != 0 && human % 1024 == 0 && unit < units.size()) {
-    human /= 1024;
-    ++unit;
-  }
-  std::string suffix = unit == 0 ? "" : std::string(1, units[unit - 1]);
-  return fmt::format("{} ({}{})", size, human, suffix);
+  return fmt::format("{} ({})", size, FormatExactSize(static_cast<uint64_t>(size), "KMGTPE"));
 }
 
 // What the two endpoints' sizes allow, before anything else is planned.
