@@ -33,6 +33,10 @@ struct Extent {
   uint64_t length = 0;
   bool zero = false;
   bool clean = false;
+  // Pieces only (never from an endpoint): a range copied before whose
+  // writes a restarted destination may have lost (--retry), copied again
+  // without being hashed or counted a second time.
+  bool redo = false;
   bool operator==(const Extent&) const = default;
 };
 
@@ -140,6 +144,12 @@ class Endpoint {
                                                    uint64_t length) {
     return CloneResult::kUnsupported;
   }
+
+  // How many times this connection was re-established after it dropped
+  // (NBD with --retry); what was in flight then was issued again. A
+  // destination that restarted may have lost acknowledged writes that were
+  // not flushed: the engines watch this count (engine/checkpointer.h).
+  virtual uint64_t reconnections() const { return 0; }
 
   // Asynchronous operations for the parallel engine. Each Start* begins an
   // operation; it finishes later and shows up in TakeCompletions() with the

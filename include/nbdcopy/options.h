@@ -18,6 +18,7 @@ inline constexpr uint64_t kMinRequestSize = 4096;
 inline constexpr uint64_t kMaxRequestSize = 32 * 1024 * 1024;
 inline constexpr uint64_t kMinSparseSize = 512;
 inline constexpr uint64_t kMaxTimeout = 24 * 60 * 60;
+inline constexpr uint64_t kMaxRetry = 1000;
 
 enum class ProgressMode { kNone, kBar, kFd };
 
@@ -51,6 +52,12 @@ struct Options {
   // --rate: bytes read from the source per second, all workers together;
   // 0: no cap.
   uint64_t rate = 0;
+  // --checkpoint=FILE: the ranges known durable on the destination are
+  // recorded in FILE (a GNU ddrescue mapfile); a rerun resumes from it.
+  std::optional<std::string> checkpoint;
+  // --retry=N: an NBD connection given by URI that dies is re-established
+  // up to N times for each loss; 0 keeps a dropped connection fatal.
+  unsigned retry = 0;
 
   // Each operand is its words: one word, or "[", CMD, ARGS..., "]".
   std::vector<std::string> source;

@@ -16,6 +16,7 @@ namespace nbdcopy {
 
 // Parses "4096", "32K", "16M", "1G" (binary multiples, case-insensitive,
 // optional trailing "iB"/"B"). Rejects negative numbers, junk and overflow.
+// This is ParseSizeText (base/size_text.h), which --ranges lists use too.
 [[nodiscard]] Result<uint64_t> ParseSize(const std::string& text);
 
 // The shortest form ParseSize reads back as bytes: "1M", "64K", "4095".

@@ -17,6 +17,8 @@ enum class OptionId {
   kAllocated,
   kDestinationIsZero,
   kDirtyBitmap,
+  kCheckpoint,
+  kRetry,
   kFlush,
   kNoExtents,
   kTimeout,

@@ -143,6 +143,16 @@ Status ApplyOption(const OptionOccurrence& occurrence, CommandLine* command_line
     case OptionId::kDirtyBitmap:
       options.dirty_bitmap = value;
       return Status::Ok();
+    case OptionId::kCheckpoint:
+      if (value.empty()) return Status::Error("--checkpoint: needs a file name");
+      options.checkpoint = value;
+      return Status::Ok();
+    case OptionId::kRetry: {
+      Result<uint64_t> attempts = ParseNumber(value, kMaxRetry);
+      if (!attempts.ok()) return attempts.status().WithPrefix(LongName(spec));
+      options.retry = static_cast<unsigned>(*attempts);
+      return Status::Ok();
+    }
     case OptionId::kJson:
       options.json = true;
       options.json_file = occurrence.value;  // a bare --json means stdout

@@ -3,6 +3,7 @@
 #ifndef NBDCOPY_ENGINE_PARALLEL_COPY_H_
 #define NBDCOPY_ENGINE_PARALLEL_COPY_H_
 
+#include "engine/checkpointer.h"
 #include "engine/copy_stats.h"
 #include "engine/progress_sink.h"
 #include "hash/blkhash.h"
@@ -27,8 +28,14 @@ namespace nbdcopy {
 // plan.connections == 1 unless both can_multi_conn, the destination was
 // prepared (PrepareDestination), and with blkhash plan.alignment is a
 // multiple of its block size (MakeCopyPlan sees to both).
+// checkpointer (optional): told of every range done; workers make
+// checkpoints when it says one is due, and the end (success, failure or
+// signal) is a last checkpoint, which is also the flush. Ranges a
+// destination restart may have lost (--retry) are copied again, by further
+// rounds if the workers had finished.
 [[nodiscard]] Status ParallelCopy(const CopyPlan& plan, Endpoint& source, Endpoint& destination,
-                                  ProgressSink& progress, Blkhash* blkhash, CopyStats* stats);
+                                  ProgressSink& progress, Blkhash* blkhash, CopyStats* stats,
+                                  Checkpointer* checkpointer = nullptr);
 
 }  // namespace nbdcopy
 

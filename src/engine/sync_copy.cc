@@ -14,9 +14,12 @@ namespace nbdcopy {
 
 namespace {
 
-// A piece of data: read in buffer-sized requests and written as read.
-Status CopyData(Endpoint& source, SyncWriter& writer, uint64_t offset, uint64_t length,
+// A piece of data: read in buffer-sized requests and written as read
+// (a skipped range only hashed; a range copied again not hashed).
+Status CopyData(Endpoint& source, SyncWriter& writer, const Extent& piece,
                 std::span<std::byte> buffer) {
+  uint64_t offset = piece.offset;
+  uint64_t length = piece.length;
   while (length > 0) {
     std::span<std::byte> chunk = buffer.first(std::min<uint64_t>(length, buffer.size()));
     writer.PaceRead(chunk.size());
@@ -25,7 +28,9 @@ Status CopyData(Endpoint& source, SyncWriter& writer, uint64_t offset, uint64_t 
     ++writer.stats().requests;
     if (!got.ok()) return got.status();
     writer.stats().bytes_read += chunk.size();
-    Status status = writer.WriteData(offset, chunk, chunk);
+    Status status = piece.clean  ? (writer.HashOnly(chunk), Status::Ok())
+                    : piece.redo ? writer.Rewrite(offset, chunk)
+                                 : writer.WriteData(offset, chunk, chunk);
     if (!status.ok()) return status;
     offset += chunk.size();
     length -= chunk.size();
@@ -33,38 +38,76 @@ Status CopyData(Endpoint& source, SyncWriter& writer, uint64_t offset, uint64_t 
   return Status::Ok();
 }
 
-// The front of pieces, cloned, zeroed or copied; pops what it did.
+// The front of pieces, cloned, zeroed or copied; pops what it did and
+// reports it done to the checkpointer (if any).
 Status CopyFront(Endpoint& source, Endpoint& destination, SyncWriter& writer, CloneRule& clone,
-                 std::deque<Extent>& pieces, std::span<std::byte> buffer) {
+                 std::deque<Extent>& pieces, std::span<std::byte> buffer,
+                 Checkpointer* checkpointer) {
+  const uint64_t epoch = checkpointer != nullptr ? checkpointer->epoch() : 0;
   if (std::optional<CloneRule::Run> run = clone.Next(pieces)) {
     if (clone.Record(*run, destination.CloneRangeFrom(source, run->offset, run->length))) {
       writer.stats().AddCloned(run->length);
       writer.Done(run->length);
       pieces.erase(pieces.begin(), pieces.begin() + static_cast<ptrdiff_t>(run->pieces));
+      if (checkpointer != nullptr) checkpointer->Completed(run->offset, run->length, epoch);
       return Status::Ok();
     }
   }
   const Extent piece = pieces.front();
   pieces.pop_front();
-  if (piece.zero) return writer.ZeroPiece(piece.offset, piece.length);
-  return CopyData(source, writer, piece.offset, piece.length, buffer);
+  if (piece.clean && piece.zero) {
+    writer.HashZeroesOnly(piece.length);
+    return Status::Ok();
+  }
+  Status status = piece.zero ? writer.ZeroPiece(piece.offset, piece.length)
+                             : CopyData(source, writer, piece, buffer);
+  if (status.ok() && checkpointer != nullptr && !piece.clean) {
+    checkpointer->Completed(piece.offset, piece.length, epoch);
+  }
+  return status;
+}
+
+// Between pieces: a checkpoint when due; after the destination connection
+// was re-established, the ranges to copy again go back to the map.
+Status Checkpoint(Checkpointer& checkpointer, Endpoint& destination, WorkMap& map,
+                  uint64_t* reconnections, bool final) {
+  Status status;
+  if (final || checkpointer.Due()) status = checkpointer.Checkpoint(destination);
+  RangeSet redo = checkpointer.TakeRedo();
+  if (destination.reconnections() != *reconnections) {
+    *reconnections = destination.reconnections();
+    redo.Add(checkpointer.DestinationLost());
+  }
+  map.Redo(redo);
+  return status;
 }
 
 Status CopySized(const CopyPlan& plan, Endpoint& source, Endpoint& destination, SyncWriter& writer,
-                 std::span<std::byte> buffer) {
-  WorkMap map(RulesFor(plan, *source.info().size), plan.skip_costly_maps);
+                 std::span<std::byte> buffer, Checkpointer* checkpointer) {
+  WorkMap map(RulesFor(plan, *source.info().size), plan.skip_costly_maps, plan.skip_ranges.get());
   CloneRule clone(plan.clone_data);
   std::deque<Extent> pieces;
+  uint64_t reconnections = destination.reconnections();
   Status status;
-  while (status.ok() && map.TakeBatch(source, plan.use_extents, 8 * plan.request_size, &pieces)) {
-    while (status.ok() && !pieces.empty()) {
-      if (CancelRequested()) {
-        status = CancelledStatus();  // the map's statistics still count
-        break;
+  do {
+    while (status.ok() && map.TakeBatch(source, plan.use_extents, 8 * plan.request_size, &pieces)) {
+      while (status.ok() && !pieces.empty()) {
+        if (CancelRequested()) {
+          status = CancelledStatus();  // the map's statistics still count
+          break;
+        }
+        status = CopyFront(source, destination, writer, clone, pieces, buffer, checkpointer);
+        if (status.ok() && checkpointer != nullptr) {
+          status = Checkpoint(*checkpointer, destination, map, &reconnections, false);
+        }
       }
-      status = CopyFront(source, destination, writer, clone, pieces, buffer);
     }
-  }
+    if (checkpointer == nullptr) break;
+    // The last checkpoint is the flush; after a failure or a signal it
+    // keeps what is durable (its own failure then says nothing new).
+    Status last = Checkpoint(*checkpointer, destination, map, &reconnections, true);
+    if (status.ok()) status = last;
+  } while (status.ok() && map.has_redo());
   writer.stats().map = map.stats();
   return status;
 }
@@ -73,16 +116,18 @@ Status CopySized(const CopyPlan& plan, Endpoint& source, Endpoint& destination, 
 
 Status SyncCopy(const CopyPlan& plan, Endpoint& source, Endpoint& destination,
                 ProgressSink& progress, SequentialBlkhash* blkhash, uint64_t* copied,
-                CopyStats* stats) {
+                CopyStats* stats, Checkpointer* checkpointer) {
   CopyStats ignored;
   CopyStats& counted = stats != nullptr ? *stats : ignored;
   counted.workers = 1;
   SyncWriter writer(plan, destination, progress, blkhash, counted);
   std::vector<std::byte> buffer(plan.request_size);
-  Status status = source.info().size ? CopySized(plan, source, destination, writer, buffer)
-                                     : CopyStream(source, destination, writer, buffer);
+  Status status = source.info().size
+                      ? CopySized(plan, source, destination, writer, buffer, checkpointer)
+                      : CopyStream(source, destination, writer, buffer);
   if (copied != nullptr) *copied = writer.copied();
-  if (status.ok() && plan.flush) status = destination.Flush();
+  // A checkpointer's last checkpoint was the flush.
+  if (status.ok() && plan.flush && checkpointer == nullptr) status = destination.Flush();
   return status;
 }
 

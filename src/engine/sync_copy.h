@@ -5,6 +5,7 @@
 
 #include <cstdint>
 
+#include "engine/checkpointer.h"
 #include "engine/copy_stats.h"
 #include "engine/progress_sink.h"
 #include "hash/blkhash.h"
@@ -22,9 +23,11 @@ namespace nbdcopy {
 // incomplete. Stops between requests once CancelRequested(), returning
 // CancelledStatus().
 // REQUIRES the destination was prepared (PrepareDestination).
+// checkpointer (optional, sized sources only): as for ParallelCopy.
 [[nodiscard]] Status SyncCopy(const CopyPlan& plan, Endpoint& source, Endpoint& destination,
                               ProgressSink& progress, SequentialBlkhash* blkhash = nullptr,
-                              uint64_t* copied = nullptr, CopyStats* stats = nullptr);
+                              uint64_t* copied = nullptr, CopyStats* stats = nullptr,
+                              Checkpointer* checkpointer = nullptr);
 
 }  // namespace nbdcopy
 

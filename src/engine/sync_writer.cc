@@ -19,6 +19,12 @@ Status SyncWriter::WriteData(uint64_t offset, std::span<const std::byte> data,
   return status;
 }
 
+Status SyncWriter::Rewrite(uint64_t offset, std::span<const std::byte> data) {
+  return policy_.ForEachRun(offset, data,
+                            [this](uint64_t run_offset, std::span<const std::byte> run,
+                                   RunAction action) { return Apply(run_offset, run, action); });
+}
+
 Status SyncWriter::ZeroPiece(uint64_t offset, uint64_t length) {
   if (blkhash_ != nullptr) blkhash_->Zeroes(length);
   RunAction action = policy_.ForZeroPiece();

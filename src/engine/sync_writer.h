@@ -45,6 +45,15 @@ class SyncWriter {
                                  std::span<const std::byte> stored);
   // A zero piece of the plan.
   [[nodiscard]] Status ZeroPiece(uint64_t offset, uint64_t length);
+  // Data copied again (--retry): written as before, not hashed or counted.
+  [[nodiscard]] Status Rewrite(uint64_t offset, std::span<const std::byte> data);
+  // A skipped range read or known zero, for the checksum only.
+  void HashOnly(std::span<const std::byte> data) {
+    if (blkhash_ != nullptr) blkhash_->Data(data);
+  }
+  void HashZeroesOnly(uint64_t length) {
+    if (blkhash_ != nullptr) blkhash_->Zeroes(length);
+  }
   // Bytes that reached the destination without passing here (clones).
   void Done(uint64_t bytes);
 

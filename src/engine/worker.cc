@@ -52,6 +52,7 @@ Worker::Worker(SharedCopy& shared, Endpoint& source, Endpoint& destination,
       budget_(plan_.min_request_size > 0 ? plan_.min_request_size : plan_.request_size,
               plan_.request_size, plan_.queue_size),
       // The budget bounds the bytes in flight; one request may exceed it alone.
+      destination_reconnections_(destination.reconnections()),
       arena_(std::max(plan_.queue_size, plan_.request_size), max_requests_) {
   for (unsigned i = max_requests_; i > 0; --i) free_slots_.push_back(i - 1);
 }
@@ -59,6 +60,7 @@ Worker::Worker(SharedCopy& shared, Endpoint& source, Endpoint& destination,
 void Worker::Run() {
   std::vector<Completion> completions;
   for (;;) {
+    if (shared_.checkpointer != nullptr) Checkpoint();
     if (!Stopping()) Admit();
     bool no_more_work = Stopping() || (map_done_ && pieces_.empty());
     if (requests_in_flight_ == 0 && no_more_work) break;
@@ -67,9 +69,30 @@ void Worker::Run() {
       Collect(&completions);
     }
   }
+  // What the last completions showed is left in the map for another round.
+  if (shared_.checkpointer != nullptr) Checkpoint();
   stats_.final_budget = budget_.budget();
   stats_.final_request_size = budget_.request_size();
   shared_.MergeStats(stats_);
+}
+
+// Between requests: a checkpoint when one is due, and the ranges to copy
+// again after this worker's destination connection was re-established.
+void Worker::Checkpoint() {
+  Checkpointer& checkpointer = *shared_.checkpointer;
+  if (!Stopping() && checkpointer.Due()) {
+    Status status = checkpointer.Checkpoint(destination_);
+    if (!status.ok()) shared_.Fail(std::move(status));
+  }
+  RangeSet redo = checkpointer.TakeRedo();
+  if (uint64_t seen = destination_.reconnections(); seen != destination_reconnections_) {
+    destination_reconnections_ = seen;
+    redo.Add(checkpointer.DestinationLost());
+  }
+  if (!redo.empty()) {
+    shared_.map.Redo(redo);
+    map_done_ = false;
+  }
 }
 
 bool Worker::Stopping() const { return shared_.failed() || CancelRequested(); }
@@ -106,6 +129,9 @@ bool Worker::CloneFront(const CloneRule::Run& run) {
   pieces_.erase(pieces_.begin(), pieces_.begin() + static_cast<ptrdiff_t>(run.pieces));
   stats_.AddCloned(run.length);
   shared_.progress.Add(run.length);
+  if (shared_.checkpointer != nullptr) {
+    shared_.checkpointer->Completed(run.offset, run.length, shared_.checkpointer->epoch());
+  }
   return true;
 }
 
@@ -129,6 +155,8 @@ bool Worker::StartDataPiece() {
   ConsumeFront(piece.length);
   unsigned index = TakeSlot(piece);
   Slot& slot = slots_[index];
+  slot.hash_only = piece.clean;
+  slot.redo = piece.redo;
   slot.alone = bytes_in_flight_ == 0;
   slot.started = AdaptiveBudget::Clock::now();
   slot.buffer = buffer;
@@ -148,11 +176,15 @@ void Worker::ConsumeFront(uint64_t length) {
 }
 
 void Worker::StartZeroPiece(const Extent& piece) {
-  if (shared_.blkhash != nullptr) HashZeroes(piece.offset, piece.length);
+  if (shared_.blkhash != nullptr && !piece.redo) HashZeroes(piece.offset, piece.length);
+  if (piece.clean) return;  // skipped, hashed only
   RunAction action = policy_.ForZeroPiece();
   stats_.AddRun(action, piece.length);
   if (action == RunAction::kSkip) {
-    shared_.progress.Add(piece.length);
+    if (!piece.redo) shared_.progress.Add(piece.length);
+    if (shared_.checkpointer != nullptr) {
+      shared_.checkpointer->Completed(piece.offset, piece.length, shared_.checkpointer->epoch());
+    }
     return;
   }
   unsigned index = TakeSlot(piece);
@@ -163,8 +195,13 @@ void Worker::StartZeroPiece(const Extent& piece) {
 unsigned Worker::TakeSlot(const Extent& piece) {
   unsigned index = free_slots_.back();
   free_slots_.pop_back();
-  slots_[index].offset = piece.offset;
-  slots_[index].length = piece.length;
+  Slot& slot = slots_[index];
+  slot.offset = piece.offset;
+  slot.length = piece.length;
+  slot.ok = true;
+  slot.hash_only = false;
+  slot.redo = piece.redo;
+  slot.epoch = shared_.checkpointer != nullptr ? shared_.checkpointer->epoch() : 0;
   ++requests_in_flight_;
   stats_.max_requests_in_flight = std::max(stats_.max_requests_in_flight, requests_in_flight_);
   return index;
@@ -191,8 +228,11 @@ bool Worker::Collect(std::vector<Completion>* completions) {
   if (completions->empty()) return false;
   for (size_t i = 0; i < completions->size(); ++i) {
     Completion& completion = (*completions)[i];
-    if (!completion.status.ok()) shared_.Fail(std::move(completion.status));
     unsigned index = static_cast<unsigned>(completion.tag);
+    if (!completion.status.ok()) {
+      slots_[index].ok = false;
+      shared_.Fail(std::move(completion.status));
+    }
     if (--slots_[index].pending > 0) continue;
     if (i < reads) {
       OnReadDone(index);
@@ -205,10 +245,15 @@ bool Worker::Collect(std::vector<Completion>* completions) {
 
 void Worker::OnReadDone(unsigned index) {
   Slot& slot = slots_[index];
-  if (!shared_.failed()) {
+  if (shared_.failed()) slot.ok = false;  // its writes never start
+  if (slot.ok) {
     std::span<const std::byte> data(slot.buffer, slot.length);
-    if (shared_.blkhash != nullptr) {
+    if (shared_.blkhash != nullptr && !slot.redo) {
       shared_.blkhash->AddData(slot.offset / shared_.blkhash->block_size(), data);
+    }
+    if (slot.hash_only) {
+      Release(index);
+      return;
     }
     // Starting operations cannot fail here: their completions report.
     (void)policy_.ForEachRun(
@@ -234,7 +279,12 @@ void Worker::StartRun(unsigned index, uint64_t offset, std::span<const std::byte
 
 void Worker::Release(unsigned index) {
   Slot& slot = slots_[index];
-  if (!shared_.failed()) shared_.progress.Add(slot.length);
+  if (slot.ok && !slot.hash_only) {
+    if (!slot.redo && !shared_.failed()) shared_.progress.Add(slot.length);
+    if (shared_.checkpointer != nullptr) {
+      shared_.checkpointer->Completed(slot.offset, slot.length, slot.epoch);
+    }
+  }
   if (slot.buffer != nullptr) {
     bytes_in_flight_ -= slot.length;
     budget_.OnDone(slot.length, slot.started, slot.alone, AdaptiveBudget::Clock::now());

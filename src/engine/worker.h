@@ -18,6 +18,7 @@
 #include "base/mutex.h"
 #include "engine/adaptive_budget.h"
 #include "engine/buffer_arena.h"
+#include "engine/checkpointer.h"
 #include "engine/clone_rule.h"
 #include "engine/copy_stats.h"
 #include "engine/piece_policy.h"
@@ -35,11 +36,15 @@ namespace nbdcopy {
 // worker thread.
 class SharedCopy {
  public:
-  SharedCopy(const CopyPlan& plan, uint64_t size, Blkhash* blkhash, ProgressSink& progress)
+  // checkpointer: nullptr, or what records the done ranges (--checkpoint,
+  // --retry).
+  SharedCopy(const CopyPlan& plan, uint64_t size, Blkhash* blkhash, ProgressSink& progress,
+             Checkpointer* checkpointer = nullptr)
       : plan(plan),
         blkhash(blkhash),
         progress(progress),
-        map(RulesFor(plan, size), plan.skip_costly_maps) {
+        checkpointer(checkpointer),
+        map(RulesFor(plan, size), plan.skip_costly_maps, plan.skip_ranges.get()) {
     if (plan.rate > 0) rate.emplace(plan.rate);
   }
 
@@ -53,7 +58,8 @@ class SharedCopy {
   const CopyPlan& plan;
   Blkhash* const blkhash;  // nullptr: not hashing
   ProgressSink& progress;
-  WorkMap map;                      // has its own lock
+  Checkpointer* const checkpointer;  // nullptr: none; has its own lock
+  WorkMap map;                       // has its own lock
   std::optional<RateLimiter> rate;  // --rate; has its own lock
 
  private:
@@ -84,6 +90,10 @@ class Worker {
     unsigned pending = 0;                       // operations still running
     AdaptiveBudget::Clock::time_point started;  // data pieces: when the read started
     bool alone = false;  // data pieces: nothing else was in flight at the start
+    bool ok = true;      // every operation so far succeeded (and was started)
+    bool hash_only = false;  // a skipped range read for the checksum: no writes
+    bool redo = false;       // copied again (--retry): not hashed, not counted
+    uint64_t epoch = 0;      // the checkpointer's epoch at the start
   };
 
   bool Stopping() const;
@@ -99,6 +109,7 @@ class Worker {
   void StartRun(unsigned index, uint64_t offset, std::span<const std::byte> run, RunAction action);
   void Release(unsigned index);
   void WaitForEvents();
+  void Checkpoint();
 
   std::function<void()> on_first_data_;
   SharedCopy& shared_;
@@ -118,6 +129,7 @@ class Worker {
   unsigned requests_in_flight_ = 0;
   uint64_t bytes_in_flight_ = 0;
   AdaptiveBudget budget_;
+  uint64_t destination_reconnections_;  // as last seen (--retry)
   BufferArena arena_;  // data pieces' buffers; a read fills each before anything looks
   CopyStats stats_;
 };

@@ -16,8 +16,10 @@
 #include "engine/parallel_copy.h"
 #include "engine/sync_copy.h"
 #include "hash/blkhash.h"
+#include "job/checkpoint_run.h"
 #include "job/progress.h"
 #include "job/report.h"
+#include "job/run_output.h"
 #include "nbdcopy/cancel.h"
 #include "plan/copy_plan.h"
 #include "plan/incremental.h"
@@ -89,7 +91,8 @@ void PrintStats(const CopyStats& stats) {
 // *stats receives the engine's statistics, even after a failure.
 Result<std::string> CopyAndHash(const Options& options, const CopyPlan& plan, Endpoint& source,
                                 Endpoint& destination, Progress& progress,
-                                const BlkhashSpec* hash_spec, uint64_t* length, CopyStats* stats) {
+                                const BlkhashSpec* hash_spec, uint64_t* length, CopyStats* stats,
+                                Checkpointer* checkpointer = nullptr) {
   std::unique_ptr<Blkhash> hash;
   if (hash_spec != nullptr) {
     auto created = Blkhash::Create(*hash_spec);
@@ -100,13 +103,14 @@ Result<std::string> CopyAndHash(const Options& options, const CopyPlan& plan, En
     std::optional<SequentialBlkhash> sequential;
     if (hash) sequential.emplace(*hash);
     Status status = SyncCopy(plan, source, destination, progress,
-                             sequential ? &*sequential : nullptr, length, stats);
+                             sequential ? &*sequential : nullptr, length, stats, checkpointer);
     if (options.verbose) PrintStats(*stats);
     if (!status.ok()) return status;
     if (!sequential) return std::string();
     return sequential->Finish();
   }
-  Status status = ParallelCopy(plan, source, destination, progress, hash.get(), stats);
+  Status status =
+      ParallelCopy(plan, source, destination, progress, hash.get(), stats, checkpointer);
   if (options.verbose) PrintStats(*stats);
   if (!status.ok()) return status;
   *length = *source.info().size;
@@ -134,31 +138,12 @@ Result<std::string> HashImage(const Options& options, const CopyPlan& copy_plan,
   return CopyAndHash(options, plan, image, discard, silent, &spec, &hashed, &stats);
 }
 
-// Writes one line to the file at `path` (created or truncated), or to
-// stdout when there is none. `option` names the option in errors.
-Status WriteLine(const std::string& option, const std::optional<std::string>& path,
-                 const std::string& text) {
-  std::string line = text + "\n";
-  if (!path) {
-    if (std::fwrite(line.data(), 1, line.size(), stdout) != line.size() ||
-        std::fflush(stdout) != 0) {
-      return Status::FromErrno(option + ": stdout", errno);
-    }
-    return Status::Ok();
-  }
-  UniqueFd fd(open(path->c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, kNewFileMode));
-  if (!fd.valid() ||
-      write(fd.get(), line.data(), line.size()) != static_cast<ssize_t>(line.size())) {
-    return Status::FromErrno(option + ": " + *path, errno);
-  }
-  return Status::Ok();
-}
-
 // The two endpoints of a run, opened.
 struct EndpointPair {
   std::unique_ptr<Endpoint> source;
   std::unique_ptr<Endpoint> destination;
   bool null_destination = false;  // null: (an incremental copy's dry run)
+  std::unique_ptr<CheckpointRun> checkpoint;  // --checkpoint
 };
 
 // Classifies and checks the operands and options, then opens the source
@@ -180,6 +165,12 @@ Result<EndpointPair> OpenEndpoints(const Options& options, RunReport* report) {
     Status status = CheckIncrementalOptions(options, *source_spec, *destination_spec);
     if (!status.ok()) return status;
   }
+  std::unique_ptr<CheckpointRun> checkpoint;
+  if (options.checkpoint) {
+    auto loaded = CheckpointRun::Load(options, *source_spec, *destination_spec);
+    if (!loaded.ok()) return loaded.status();
+    checkpoint = std::move(loaded).value();
+  }
   OpenFlags flags;
   flags.debug = options.verbose;
   flags.timeout = options.timeout;
@@ -189,7 +180,8 @@ Result<EndpointPair> OpenEndpoints(const Options& options, RunReport* report) {
   if (!source.ok()) return source.status();
   report->size = (*source)->info().size;
   OpenFlags destination_flags = flags;
-  destination_flags.must_exist = incremental;
+  // A resumed copy continues the destination it began.
+  destination_flags.must_exist = incremental || (checkpoint && checkpoint->resuming());
   auto destination = OpenEndpoint(*destination_spec, Role::kDestination, destination_flags);
   if (!destination.ok()) return destination.status();
   if (options.verify && (*destination)->info().sequential) {
@@ -199,40 +191,13 @@ Result<EndpointPair> OpenEndpoints(const Options& options, RunReport* report) {
     Status status = CheckIncrementalDestination(options, **destination);
     if (!status.ok()) return status;
   }
-  return EndpointPair{std::move(source).value(), std::move(destination).value(),
-                      destination_spec->kind == EndpointKind::kNull};
-}
-
-// An incremental copy: the dirty size (what progress counts to), said on
-// -v; for a dry run (null:), its whole answer.
-Result<uint64_t> DirtyTotal(const Options& options, const CopyPlan& plan, Endpoint& source,
-                            bool dry_run, RunReport* report) {
-  Result<DirtySummary> summary = SummarizeDirty(plan, source);
-  if (!summary.ok()) return summary.status();
-  report->dirty = *summary;
-  std::string line = DescribeDirty(*summary, *report->size);
-  if (dry_run) {
-    if (options.json && !options.json_file) return summary->dirty_bytes;  // the report says it
-    Status status = WriteLine("--dirty-bitmap", std::nullopt, line);
+  if (checkpoint) {
+    Status status =
+        checkpoint->Check(options, **source, **destination, report->source, report->destination);
     if (!status.ok()) return status;
-    return summary->dirty_bytes;
   }
-  if (options.verbose) {
-    std::fprintf(stderr, "nbdcopy: dirty-bitmap=%s: %s\n", options.dirty_bitmap->c_str(),
-                 line.c_str());
-  }
-  return summary->dirty_bytes;
-}
-
-void PrintIncrementalStats(const Options& options, const RunReport& report) {
-  const CopyStats& stats = report.stats;
-  std::fprintf(stderr,
-               "nbdcopy: dirty-bitmap=%s: read=%llu written=%llu zeroed=%llu "
-               "left alone (clean)=%llu\n",
-               options.dirty_bitmap->c_str(), static_cast<unsigned long long>(stats.bytes_read),
-               static_cast<unsigned long long>(stats.bytes_written),
-               static_cast<unsigned long long>(stats.bytes_zeroed),
-               static_cast<unsigned long long>(report.dirty->clean_bytes));
+  return EndpointPair{std::move(source).value(), std::move(destination).value(),
+                      destination_spec->kind == EndpointKind::kNull, std::move(checkpoint)};
 }
 
 // --verify: reads the destination back and compares its digest with the
@@ -254,6 +219,24 @@ Status Verify(const Options& options, const CopyPlan& plan, Endpoint& destinatio
   return Status::Ok();
 }
 
+// What the JSON report says of the plan.
+void RecordPlan(const CopyPlan& plan, const std::optional<BlkhashSpec>& hash_spec,
+                RunReport* report) {
+  report->copy_started = true;
+  report->synchronous = plan.synchronous;
+  report->connections = plan.connections;
+  report->request_size = plan.request_size;
+  report->queue_size = plan.queue_size;
+  report->blkhash = hash_spec;
+}
+
+// --retry without --checkpoint: which ranges are durable, in memory, so
+// that a destination restart loses nothing.
+std::unique_ptr<Checkpointer> RetryCheckpointer() {
+  return std::make_unique<Checkpointer>(RangeSet(), nullptr, kCheckpointInterval,
+                                        kCheckpointBytes);
+}
+
 // The job up to its Status, recording in *report what the JSON report
 // needs; *progress is created once the source's size is known, and left
 // for the caller to read and end.
@@ -267,36 +250,51 @@ Status Copy(const Options& options, std::optional<Progress>* progress, RunReport
   Result<CopyPlan> plan = MakeCopyPlan(options, source, destination);
   if (!plan.ok()) return plan.status();
   if (CancelRequested()) return CancelledStatus();  // before the destination is touched
+  std::optional<BlkhashSpec> hash_spec = ChecksumSpec(options);
+  CheckpointRun* checkpoint = endpoints->checkpoint.get();
+  if (checkpoint) {
+    if (Status status = checkpoint->Apply(&*plan, hash_spec && !incremental); !status.ok()) {
+      return status;
+    }
+  }
   if (Status status = PrepareDestination(options, source, destination, &*plan); !status.ok()) {
     return status;
   }
   if (options.verbose) std::fputs(DescribeCopy(*plan, source, destination).c_str(), stderr);
-
-  std::optional<BlkhashSpec> hash_spec = ChecksumSpec(options);
-  report->copy_started = true;
-  report->synchronous = plan->synchronous;
-  report->connections = plan->connections;
-  report->request_size = plan->request_size;
-  report->queue_size = plan->queue_size;
-  report->blkhash = hash_spec;
+  // --retry alone keeps the same books, in memory only.
+  std::unique_ptr<Checkpointer> retry_books;
+  if (!checkpoint && options.retry > 0) retry_books = RetryCheckpointer();
+  Checkpointer* checkpointer = checkpoint ? checkpoint->checkpointer() : retry_books.get();
+  RecordPlan(*plan, hash_spec, report);
 
   std::optional<uint64_t> total = report->size;
+  uint64_t already = checkpoint ? checkpoint->done_bytes() : 0;
   if (incremental) {
     const bool dry_run = endpoints->null_destination;
-    Result<uint64_t> dirty = DirtyTotal(options, *plan, source, dry_run, report);
+    Result<uint64_t> dirty = DirtyTotal(options, *plan, source, dry_run, report, &already);
     if (!dirty.ok()) return dirty.status();
     if (dry_run) return Status::Ok();
     total = *dirty;  // progress counts what is copied
   }
+  report->bytes_already_done = already;
+  if (checkpoint && options.verbose) {
+    std::fprintf(stderr, "nbdcopy: checkpoint=%s: resuming with %llu bytes done\n",
+                 options.checkpoint->c_str(), static_cast<unsigned long long>(already));
+  }
 
   progress->emplace(options.progress, options.progress_fd, total);
-  (*progress)->Start();
+  (*progress)->Start(already);
   uint64_t length = 0;
   // An incremental copy reads part of the source: --verify hashes it whole, later.
   Result<std::string> digest =
       CopyAndHash(options, *plan, source, destination, **progress,
-                  hash_spec && !incremental ? &*hash_spec : nullptr, &length, &report->stats);
+                  hash_spec && !incremental ? &*hash_spec : nullptr, &length, &report->stats,
+                  checkpointer);
+  if (checkpointer) report->checkpoints = checkpointer->checkpoints();
   if (!digest.ok()) return digest.status();
+  if (checkpoint) {
+    if (Status status = checkpoint->Finish(); !status.ok()) return status;
+  }
   if (incremental) {
     if (options.verbose) PrintIncrementalStats(options, *report);
     length = *report->size;
@@ -333,14 +331,15 @@ CopyOutcome RunCopy(const Options& options) {
   std::optional<Progress> progress;
   RunReport report;
   Status status = Copy(options, &progress, &report);
-  report.bytes_copied = progress ? progress->copied() : 0;
+  const uint64_t copied = progress ? progress->copied() : 0;  // earlier runs' too
+  report.bytes_copied = copied - std::min(copied, report.bytes_already_done);
   progress.reset();  // ends the bar's line before any message
   // Whatever failed after a signal (a server killed by the same Ctrl-C,
   // say) failed because of it.
   if (!status.ok() && CancelRequested()) {
     std::optional<uint64_t> total = report.size;
     if (report.dirty) total = report.dirty->dirty_bytes;  // what progress counted to
-    status = Status::Error(InterruptedMessage(report.bytes_copied, total));
+    status = Status::Error(InterruptedMessage(copied, total));
     report.signal_number = CancelSignal();
   }
   report.elapsed_seconds =

@@ -188,12 +188,16 @@ Progress::~Progress() {
   if (line_open_) Write("\n");
 }
 
-void Progress::Start() {
+void Progress::Start(uint64_t already_done) {
   {
     MutexLock lock(mutex_);
     start_ = window_start_ = last_line_ = now_();
+    done_.store(already_done, std::memory_order_relaxed);
+    window_done_ = already_done;
   }
-  if (style_ == ProgressStyle::kPercent) ReportPercent(0);
+  if (style_ == ProgressStyle::kPercent) {
+    ReportPercent(total_ && *total_ > 0 ? RunningPercent(already_done, *total_) : 0);
+  }
   if (style_ == ProgressStyle::kBar || style_ == ProgressStyle::kLines) Report(false);
 }
 

@@ -182,14 +182,15 @@ PlanRules RulesFor(const CopyPlan& plan, uint64_t size) {
   rules.max_zero = std::max(plan.alignment, kMaxZeroLength / plan.alignment * plan.alignment);
   rules.coalesce_below = plan.coalesce_below;
   rules.zero_extents = plan.zero_extents;
-  rules.skip_clean = plan.incremental;
+  rules.skip_clean = plan.incremental || plan.skip_ranges != nullptr;
+  rules.describe_clean = plan.hash_skipped;
   return rules;
 }
 
 Status PrepareDestination(const Options& options, const Endpoint& source, Endpoint& destination,
                           CopyPlan* plan) {
   const EndpointInfo& src = source.info();
-  if (plan->incremental) {
+  if (plan->incremental || plan->skip_ranges != nullptr) {
     plan->skip_zero_ranges = false;  // the destination holds old data, not zeroes
     return Status::Ok();
   }

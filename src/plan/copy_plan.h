@@ -4,8 +4,10 @@
 #define NBDCOPY_COPY_PLAN_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
+#include "base/range_set.h"
 #include "nbdcopy/endpoint.h"
 #include "nbdcopy/options.h"
 #include "plan/piece_planner.h"
@@ -34,6 +36,13 @@ struct CopyPlan {
   // inside data ranges must become allocated zeroes) or an incremental copy.
   bool clone_data = false;
   bool incremental = false;  // --dirty-bitmap: clean ranges are skipped, nothing else
+  // Ranges this copy leaves alone: what a resumed checkpoint marks done
+  // (whole blocks of `alignment`); nullptr: none. They are skipped like
+  // clean ranges, and the destination is neither resized nor assumed zero.
+  std::shared_ptr<const RangeSet> skip_ranges;
+  // With skip_ranges and a checksum: the skipped ranges are read and hashed,
+  // never written, so the digest still covers the whole source.
+  bool hash_skipped = false;
   bool allocated = false;
   bool skip_zero_ranges = false;  // destination already reads as zero there
   bool flush = false;

@@ -4,11 +4,53 @@
 
 namespace nbdcopy {
 
+namespace {
+
+// Splits *extents where `done` begins and ends, marking the done parts clean.
+void MarkDone(const RangeSet& done, std::vector<Extent>* extents, std::vector<Extent>* scratch) {
+  scratch->clear();
+  for (const Extent& extent : *extents) {
+    uint64_t position = extent.offset;
+    auto emit = [&](uint64_t end, bool clean) {
+      if (end <= position) return;
+      Extent part = extent;
+      part.offset = position;
+      part.length = end - position;
+      part.clean = part.clean || clean;
+      scratch->push_back(part);
+      position = end;
+    };
+    for (const RangeSet::Range& run : done.Within(extent.offset, extent.length)) {
+      emit(run.offset, false);
+      emit(run.end(), true);
+    }
+    emit(extent.offset + extent.length, false);
+  }
+  extents->swap(*scratch);
+}
+
+}  // namespace
+
+void WorkMap::Redo(const RangeSet& ranges) {
+  MutexLock lock(mutex_);
+  for (const RangeSet::Range& range : ranges.Runs()) {
+    for (uint64_t offset = range.offset; offset < range.end(); offset += rules_.max_data) {
+      uint64_t length = std::min(rules_.max_data, range.end() - offset);
+      redo_.push_back(Extent{.offset = offset, .length = length, .redo = true});
+    }
+  }
+}
+
 bool WorkMap::TakeBatch(Endpoint& source, bool use_extents, uint64_t batch_bytes,
                         std::deque<Extent>* pieces) {
   MutexLock lock(mutex_);
   const size_t before = pieces->size();
   uint64_t data_taken = 0;
+  while (data_taken < batch_bytes && !redo_.empty()) {
+    data_taken += redo_.front().length;
+    pieces->push_back(redo_.front());
+    redo_.pop_front();
+  }
   while (data_taken < batch_bytes) {
     if (mapped_.empty()) MapMore(source, use_extents);
     if (mapped_.empty()) break;
@@ -59,6 +101,7 @@ void WorkMap::MapWindow(Endpoint& source, bool use_extents) {
   }
   const size_t extents = scratch_.size();
   if (scratch_.empty()) scratch_.push_back(Extent{cursor_, window, false});
+  if (done_ != nullptr) MarkDone(*done_, &scratch_, &planned_);
   planned_.clear();
   cursor_ = PlanPieces(cursor_, scratch_, rules_, &planned_);
   uint64_t zero_bytes = 0;

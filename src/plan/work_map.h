@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "base/mutex.h"
+#include "base/range_set.h"
 #include "nbdcopy/endpoint.h"
 #include "plan/piece_planner.h"
 
@@ -49,9 +50,15 @@ class WorkMap {
   // skip_costly_maps: may copy ranges without asking for their extents
   // (above); only for copies whose zero detection finds the holes again, and
   // never for an incremental copy (clean ranges come only with the map).
-  explicit WorkMap(const PlanRules& rules, bool skip_costly_maps = false)
+  // done (optional, outliving the map): ranges already copied (a
+  // checkpoint's) or not to be copied (outside a --ranges list); they are
+  // treated as clean wherever the source describes them, so REQUIRES
+  // rules.skip_clean when given.
+  explicit WorkMap(const PlanRules& rules, bool skip_costly_maps = false,
+                   const RangeSet* done = nullptr)
       : rules_(rules),
         skip_costly_maps_(skip_costly_maps),
+        done_(done),
         window_(skip_costly_maps ? kFirstWindow : kWindow) {}
 
   // Appends to *pieces the next pieces: zero pieces met on the way
@@ -63,6 +70,15 @@ class WorkMap {
   // With rules.skip_clean, clean ranges are never handed out.
   bool TakeBatch(Endpoint& source, bool use_extents, uint64_t batch_bytes,
                  std::deque<Extent>* pieces) EXCLUDES(mutex_);
+
+  // --retry: ranges handed out before, to be copied again (as data pieces
+  // marked redo); TakeBatch hands them out before anything else.
+  // REQUIRES the ranges lie within the image and are aligned as pieces are.
+  void Redo(const RangeSet& ranges) EXCLUDES(mutex_);
+  bool has_redo() EXCLUDES(mutex_) {
+    MutexLock lock(mutex_);
+    return !redo_.empty();
+  }
 
   Stats stats() EXCLUDES(mutex_) {
     MutexLock lock(mutex_);
@@ -96,6 +112,8 @@ class WorkMap {
   std::deque<Extent> mapped_ GUARDED_BY(mutex_);  // planned, not handed out
   uint64_t clean_bytes_ GUARDED_BY(mutex_) = 0;
   const bool skip_costly_maps_;
+  const RangeSet* const done_;
+  std::deque<Extent> redo_ GUARDED_BY(mutex_);
   uint64_t window_ GUARDED_BY(mutex_);           // the next window to ask for
   uint64_t unasked_ GUARDED_BY(mutex_) = 0;      // the next stretch copied without asking
   unsigned unpaid_maps_ GUARDED_BY(mutex_) = 0;  // maps in a row that did not pay

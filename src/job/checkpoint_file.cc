@@ -1,0 +1,398 @@
+#include "job/checkpoint_file.h"
+
+#include <algorithm>
+#include <array>
+#include <cinttypes>
+#include <climits>
+#include <cstdio>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace nbdcopy {
+
+namespace {
+
+// The identity lines, "# nbdcopy-KEY: VALUE", in the order they are written.
+enum Key { kSource, kDestination, kSize, kSettings, kFingerprint, kKeyCount };
+constexpr std::array<std::string_view, kKeyCount> kKeyNames = {"source", "destination", "size",
+                                                               "settings", "fingerprint"};
+constexpr std::string_view kKeyPrefix = "nbdcopy-";
+constexpr std::string_view kStatusLineStatuses = "?*/-FG+";  // ddrescue's current_status
+constexpr std::string_view kBlockStatuses = "?*/-+";
+
+bool IsBlank(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; }
+
+std::string_view TrimBlanks(std::string_view text) {
+  while (!text.empty() && IsBlank(text.front())) text.remove_prefix(1);
+  while (!text.empty() && IsBlank(text.back())) text.remove_suffix(1);
+  return text;
+}
+
+// The bytes written as a backslash and a letter, and their letters.
+constexpr std::string_view kNamedBytes = "\\\n\r\t";
+constexpr std::string_view kNamedLetters = "\\nrt";
+
+std::string Escape(std::string_view value) {
+  std::string out;
+  for (size_t i = 0; i < value.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(value[i]);
+    const size_t named = kNamedBytes.find(static_cast<char>(c));
+    if (named != std::string_view::npos) {
+      out += {'\\', kNamedLetters[named]};
+    } else if (c < 0x20 || c == 0x7f || (c == ' ' && (i == 0 || i + 1 == value.size()))) {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "\\x%02X", c);
+      out += hex;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out;
+}
+
+int DigitValue(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// Undoes Escape; nullopt on a backslash that starts no escape Escape writes.
+std::optional<std::string> Unescape(std::string_view text) {
+  std::string out;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] != '\\') {
+      out += text[i];
+      continue;
+    }
+    const std::string_view rest = text.substr(i + 1);
+    const size_t named = rest.empty() ? std::string_view::npos : kNamedLetters.find(rest[0]);
+    if (named != std::string_view::npos) {
+      out += kNamedBytes[named];
+      i += 1;
+    } else if (rest.size() >= 3 && rest[0] == 'x' && DigitValue(rest[1]) >= 0 &&
+               DigitValue(rest[2]) >= 0) {
+      out += static_cast<char>(DigitValue(rest[1]) * 16 + DigitValue(rest[2]));
+      i += 3;
+    } else {
+      return std::nullopt;
+    }
+  }
+  return out;
+}
+
+// An unsigned integer in C++ syntax, as ddrescuelog reads mapfiles:
+// decimal, 0x/0X hexadecimal or 0 octal; no sign, no suffix.
+Result<uint64_t> ParseNumber(std::string_view text) {
+  const bool hex = text.starts_with("0x") || text.starts_with("0X");
+  const bool octal = !hex && text.size() > 1 && text[0] == '0';
+  const unsigned base = hex ? 16 : octal ? 8 : 10;
+  size_t i = hex ? 2 : octal ? 1 : 0;
+  const std::string shown = "'" + Escape(text) + "'";
+  if (i == text.size()) return Status::Error(shown + " is not a number");
+  uint64_t value = 0;
+  for (; i < text.size(); ++i) {
+    const int digit = DigitValue(text[i]);
+    if (digit < 0 || static_cast<unsigned>(digit) >= base) {
+      return Status::Error(shown + " is not a number");
+    }
+    if (value > (UINT64_MAX - digit) / base) return Status::Error(shown + " is too large");
+    value = value * base + digit;
+  }
+  return value;
+}
+
+std::string Hex(uint64_t value) {
+  char text[24];
+  std::snprintf(text, sizeof text, "0x%08" PRIX64, value);
+  return text;
+}
+
+// The words of text, split at blanks.
+std::vector<std::string_view> SplitBlanks(std::string_view text) {
+  std::vector<std::string_view> words;
+  size_t i = 0;
+  while (i < text.size()) {
+    while (i < text.size() && IsBlank(text[i])) ++i;
+    const size_t start = i;
+    while (i < text.size() && !IsBlank(text[i])) ++i;
+    if (i > start) words.push_back(text.substr(start, i - start));
+  }
+  return words;
+}
+
+// The words of a data line, up to its comment ('#' first or after a blank).
+std::vector<std::string_view> Words(std::string_view line) {
+  for (size_t i = 0; i < line.size(); ++i) {
+    if (line[i] == '#' && (i == 0 || IsBlank(line[i - 1]))) return SplitBlanks(line.substr(0, i));
+  }
+  return SplitBlanks(line);
+}
+
+// One character of `allowed`, or 0.
+char StatusChar(std::string_view word, std::string_view allowed) {
+  if (word.size() != 1 || allowed.find(word[0]) == std::string_view::npos) return 0;
+  return word[0];
+}
+
+// Reads a file line by line; keeps the first error, but still looks at
+// every comment line, so that a file with no identity at all is "not a
+// checkpoint" rather than garbage at some line.
+class Parser {
+ public:
+  explicit Parser(const std::string& path) : path_(path) {}
+
+  void Line(size_t number, std::string_view line) {
+    std::string_view text = TrimBlanks(line);
+    Status status;
+    if (!text.empty() && text.front() == '#') {
+      status = Comment(number, text.substr(1));
+    } else if (error_.ok()) {
+      status = Data(number, Words(text));
+    }
+    if (error_.ok() && !status.ok()) error_ = status;
+  }
+
+  Result<CheckpointState> Finish(size_t last_line);
+
+ private:
+  Status LineError(size_t number, const std::string& why) const {
+    return Status::Error(path_ + ": line " + std::to_string(number) + ": " + why);
+  }
+  Status Comment(size_t number, std::string_view text);
+  Status Data(size_t number, const std::vector<std::string_view>& words);
+  Status StatusLine(size_t number, const std::vector<std::string_view>& words);
+  Status Block(size_t number, const std::vector<std::string_view>& words);
+
+  const std::string& path_;
+  CheckpointIdentity identity_;
+  std::array<size_t, kKeyCount> key_lines_{};  // where each identity line is; 0: none yet
+  Status error_;
+  size_t status_line_ = 0;  // 0: none yet
+  size_t last_block_line_ = 0;
+  uint64_t end_ = 0;  // where the blocks so far end
+  std::vector<std::pair<uint64_t, size_t>> block_ends_;  // (end, line), to check the size
+  RangeSet done_;
+};
+
+Status Parser::Comment(size_t number, std::string_view text) {
+  text = TrimBlanks(text);
+  if (!text.starts_with(kKeyPrefix)) return Status::Ok();
+  text.remove_prefix(kKeyPrefix.size());
+  const size_t colon = text.find(':');
+  if (colon == std::string_view::npos) return Status::Ok();
+  size_t key = 0;
+  while (key < kKeyCount && kKeyNames[key] != text.substr(0, colon)) ++key;
+  if (key == kKeyCount) return Status::Ok();  // another key: a comment
+  const std::string name = std::string(kKeyPrefix) + std::string(kKeyNames[key]);
+  if (key_lines_[key] != 0) {
+    return LineError(number, "a second " + name + " line (the first is line " +
+                                 std::to_string(key_lines_[key]) + ")");
+  }
+  key_lines_[key] = number;
+  const std::string_view value = TrimBlanks(text.substr(colon + 1));
+  if (key == kSize) {
+    Result<uint64_t> size = ParseNumber(value);
+    if (!size.ok()) return LineError(number, name + ": " + size.status().message());
+    identity_.source_size = *size;
+    return Status::Ok();
+  }
+  std::optional<std::string> unescaped = Unescape(value);
+  if (!unescaped) {
+    return LineError(number, name + ": a backslash that starts no escape (\\\\ \\n \\r \\t \\xHH)");
+  }
+  std::string* fields[] = {&identity_.source, &identity_.destination, nullptr,
+                           &identity_.settings, &identity_.fingerprint};
+  *fields[key] = std::move(*unescaped);
+  return Status::Ok();
+}
+
+Status Parser::Data(size_t number, const std::vector<std::string_view>& words) {
+  if (words.empty()) return Status::Ok();  // a blank line
+  return status_line_ == 0 ? StatusLine(number, words) : Block(number, words);
+}
+
+Status Parser::StatusLine(size_t number, const std::vector<std::string_view>& words) {
+  const std::string expected = " (expected: current_pos current_status [current_pass])";
+  if (words.size() > 3) return LineError(number, "a status line with extra words" + expected);
+  if (words.size() < 2) return LineError(number, "a status line without a status" + expected);
+  Result<uint64_t> position = ParseNumber(words[0]);
+  if (!position.ok()) return LineError(number, "current_pos: " + position.status().message());
+  if (!StatusChar(words[1], kStatusLineStatuses)) {
+    return LineError(number, "'" + Escape(words[1]) + "' is not a current_status (one of " +
+                                 std::string(kStatusLineStatuses) + ")");
+  }
+  if (words.size() == 3) {
+    const std::string_view pass = words[2];
+    const bool digits = pass.size() <= 10 && pass.find_first_not_of("0123456789") == pass.npos;
+    const uint64_t value = digits ? std::stoull(std::string(pass)) : 0;
+    if (value == 0 || value > INT_MAX) {
+      return LineError(number, "current_pass '" + Escape(pass) + "' is not a positive decimal");
+    }
+  }
+  status_line_ = number;
+  return Status::Ok();
+}
+
+Status Parser::Block(size_t number, const std::vector<std::string_view>& words) {
+  if (words.size() != 3) {
+    return LineError(number, "a block line needs 3 words (pos size status), not " +
+                                 std::to_string(words.size()));
+  }
+  Result<uint64_t> offset = ParseNumber(words[0]);
+  if (!offset.ok()) return LineError(number, "pos: " + offset.status().message());
+  Result<uint64_t> length = ParseNumber(words[1]);
+  if (!length.ok()) return LineError(number, "size: " + length.status().message());
+  const char status = StatusChar(words[2], kBlockStatuses);
+  if (!status) {
+    return LineError(number, "'" + Escape(words[2]) + "' is not a block status (one of " +
+                                 std::string(kBlockStatuses) + ")");
+  }
+  if (*length == 0) return LineError(number, "an empty block at " + Hex(*offset));
+  if (*offset != end_) {
+    std::string why = last_block_line_ == 0 ? "the first block starts at " + Hex(*offset) +
+                                                  ", not at 0"
+                      : *offset < end_ ? "the block at " + Hex(*offset) +
+                                             " overlaps the one before, which ends at " + Hex(end_)
+                                       : "a gap between " + Hex(end_) + " and " + Hex(*offset);
+    return LineError(number, why + " (blocks must be sorted and contiguous)");
+  }
+  if (*length > UINT64_MAX - *offset) {
+    return LineError(number, "the block at " + Hex(*offset) + " ends past 2^64");
+  }
+  if (status == '+') done_.Add(*offset, *length);
+  end_ = *offset + *length;
+  last_block_line_ = number;
+  block_ends_.emplace_back(end_, number);
+  return Status::Ok();
+}
+
+Result<CheckpointState> Parser::Finish(size_t last_line) {
+  const std::string not_ours = path_ + ": not a checkpoint written by nbdcopy";
+  bool any = false;
+  for (size_t line : key_lines_) any = any || line != 0;
+  if (!any) return Status::Error(not_ours);
+  if (!error_.ok()) return error_;
+  for (size_t key = 0; key < kKeyCount; ++key) {
+    if (key_lines_[key] == 0) {
+      return Status::Error(not_ours + " (it has no nbdcopy-" + std::string(kKeyNames[key]) +
+                           " line)");
+    }
+  }
+  if (status_line_ == 0) return LineError(last_line, "the file ends before the status line");
+  const uint64_t size = identity_.source_size;
+  const std::string size_text = " nbdcopy-size " + std::to_string(size) + " (" + Hex(size) + ")";
+  for (const auto& [end, line] : block_ends_) {
+    if (end > size) return LineError(line, "the block ends at " + Hex(end) + ", past" + size_text);
+  }
+  if (end_ < size) {
+    const size_t line = last_block_line_ ? last_block_line_ : status_line_;
+    return LineError(line, "the blocks end at " + Hex(end_) + ", before" + size_text);
+  }
+  return CheckpointState{std::move(identity_), std::move(done_)};
+}
+
+std::string Shown(const std::string& value) {
+  return value.empty() ? "(none)" : "'" + Escape(value) + "'";
+}
+
+// "(A then, B now)" for the first word that differs, or the whole strings.
+std::string SettingsDifference(const std::string& recorded, const std::string& now) {
+  const std::vector<std::string_view> a = SplitBlanks(recorded), b = SplitBlanks(now);
+  for (size_t i = 0; i < std::max(a.size(), b.size()); ++i) {
+    const std::string word_a(i < a.size() ? a[i] : ""), word_b(i < b.size() ? b[i] : "");
+    if (word_a != word_b) return "(" + Shown(word_a) + " then, " + Shown(word_b) + " now)";
+  }
+  return "(" + Shown(recorded) + " then, " + Shown(now) + " now)";
+}
+
+}  // namespace
+
+std::string RenderCheckpoint(const CheckpointIdentity& identity, const RangeSet& done) {
+  const uint64_t size = identity.source_size;
+  std::string blocks;
+  std::optional<uint64_t> first_gap;
+  auto block = [&](uint64_t offset, uint64_t end, char status) {
+    blocks += Hex(offset) + "  " + Hex(end - offset) + "  " + status + "\n";
+    if (status == '?' && !first_gap) first_gap = offset;
+  };
+  uint64_t position = 0;
+  for (const RangeSet::Range& run : done.Runs()) {
+    if (run.offset >= size) break;
+    if (run.offset > position) block(position, run.offset, '?');
+    position = std::min(run.end(), size);
+    block(run.offset, position, '+');
+  }
+  if (position < size) block(position, size, '?');
+
+  std::string text = "# Mapfile. Created by nbdcopy " NBDCOPY_VERSION " (--checkpoint)\n";
+  auto identity_line = [&](Key key, const std::string& value) {
+    text += "# " + std::string(kKeyPrefix) + std::string(kKeyNames[key]) + ":";
+    text += value.empty() ? "\n" : " " + value + "\n";
+  };
+  identity_line(kSource, Escape(identity.source));
+  identity_line(kDestination, Escape(identity.destination));
+  identity_line(kSize, std::to_string(size));
+  identity_line(kSettings, Escape(identity.settings));
+  identity_line(kFingerprint, Escape(identity.fingerprint));
+  text += "# current_pos  current_status  current_pass\n";
+  text += Hex(first_gap.value_or(size)) + "     " + (first_gap ? '?' : '+') + "               1\n";
+  text += "#      pos        size  status\n";
+  return text + blocks;
+}
+
+Result<CheckpointState> ParseCheckpoint(std::string_view text, const std::string& path) {
+  Parser parser(path);
+  size_t number = 0;
+  while (!text.empty()) {
+    const size_t newline = text.find('\n');
+    parser.Line(++number, text.substr(0, newline));
+    text.remove_prefix(newline == std::string_view::npos ? text.size() : newline + 1);
+  }
+  return parser.Finish(number);
+}
+
+Status CompareIdentity(const CheckpointIdentity& recorded, const CheckpointIdentity& now,
+                       const std::string& path) {
+  auto refuse = [&](const std::string& why) {
+    return Status::Error("--checkpoint=" + path + ": " + why + "; remove " + path +
+                         " to copy from the start");
+  };
+  auto unknown = [&](const std::string& what, const std::string& a, const std::string& b) {
+    return refuse("cannot check " + what + " (the checkpoint records " + Shown(a) +
+                  ", this run has " + Shown(b) + ")");
+  };
+  if (recorded.source_size != now.source_size) {
+    return refuse("the source's size differs (the checkpoint was made for " +
+                  std::to_string(recorded.source_size) + " bytes, the source has " +
+                  std::to_string(now.source_size) + ")");
+  }
+  const std::string& fa = recorded.fingerprint;
+  const std::string& fb = now.fingerprint;
+  if (fa.empty() || fb.empty()) return unknown("the source's content fingerprint", fa, fb);
+  if (fa != fb) {
+    return refuse("the source's content differs from when the checkpoint was made (fingerprint " +
+                  Shown(fa) + " then, " + Shown(fb) + " now)");
+  }
+  const std::pair<const char*, const std::string CheckpointIdentity::*> names[] = {
+      {"source", &CheckpointIdentity::source}, {"destination", &CheckpointIdentity::destination}};
+  for (const auto& [name, field] : names) {
+    const std::string& a = recorded.*field;
+    const std::string& b = now.*field;
+    if (a.empty() || b.empty()) return unknown(std::string("the ") + name, a, b);
+    if (a != b) return refuse("it was made for " + std::string(name) + " " + Shown(a) +
+                              ", not " + Shown(b));
+  }
+  if (recorded.settings.empty() || now.settings.empty()) {
+    return unknown("the settings", recorded.settings, now.settings);
+  }
+  if (recorded.settings != now.settings) {
+    return refuse("it was made with other settings " +
+                  SettingsDifference(recorded.settings, now.settings));
+  }
+  return Status::Ok();
+}
+
+}  // namespace nbdcopy

@@ -1,0 +1,168 @@
+#include "job/checkpoint_run.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include "hash/blkhash.h"
+
+namespace nbdcopy {
+
+namespace {
+
+constexpr uint64_t kSampleSize = 64 * 1024;
+constexpr uint64_t kSamples = 16;
+// Blocks of a resumed destination compared with the source's.
+constexpr size_t kDestinationSamples = 8;
+constexpr uint64_t kDestinationSampleSize = 64 * 1024;
+
+std::chrono::steady_clock::duration Interval() {
+  if (const char* text = std::getenv("NBDCOPY_CHECKPOINT_SECONDS")) {
+    double seconds = std::strtod(text, nullptr);
+    if (seconds > 0) {
+      return std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+          std::chrono::duration<double>(seconds));
+    }
+  }
+  return kCheckpointInterval;
+}
+
+const char* YesNo(bool value) { return value ? "yes" : "no"; }
+
+// Whether the destination holds the source's bytes where the checkpoint
+// says they were copied: a few done ranges, spread, compared byte for byte.
+Status CheckDestinationHoldsDone(const std::string& option, const RangeSet& done,
+                                 Endpoint& source, Endpoint& destination) {
+  std::vector<RangeSet::Range> runs = done.Runs();
+  const size_t count = std::min(runs.size(), kDestinationSamples);
+  std::vector<std::byte> a, b;
+  for (size_t i = 0; i < count; ++i) {
+    const RangeSet::Range& run = runs[count == 1 ? 0 : i * (runs.size() - 1) / (count - 1)];
+    const uint64_t length = std::min(run.length, kDestinationSampleSize);
+    a.resize(length);
+    b.resize(length);
+    Result<size_t> got = source.Read(run.offset, a);
+    if (!got.ok()) return got.status();
+    got = destination.Read(run.offset, b);
+    if (!got.ok()) return got.status();
+    if (std::memcmp(a.data(), b.data(), length) != 0) {
+      return Status::Error(fmt::format(
+          "{}: {} does not hold what the checkpoint says was copied (the bytes at offset {} "
+          "differ from the source's); remove the file to copy from the start",
+          option, destination.name(), run.offset));
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+std::string CheckpointSettings(const Options& options) {
+  return fmt::format("allocated={} sparse={} destination-is-zero={} dirty-bitmap={}",
+                     YesNo(options.allocated), options.sparse_size,
+                     YesNo(options.destination_is_zero), options.dirty_bitmap.value_or("-"));
+}
+
+Result<std::string> SourceFingerprint(Endpoint& source) {
+  const uint64_t size = *source.info().size;
+  const uint64_t blocks = (size + kSampleSize - 1) / kSampleSize;
+  const uint64_t samples = std::min(blocks, kSamples);
+  auto hash = Blkhash::Create(BlkhashSpec{"sha256", kSampleSize});
+  if (!hash.ok()) return hash.status();
+  std::vector<std::byte> buffer(kSampleSize);
+  uint64_t length = 0;
+  for (uint64_t i = 0; i < samples; ++i) {
+    // Spread from the first block to the last (which may be short).
+    const uint64_t block = samples == 1 ? 0 : i * (blocks - 1) / (samples - 1);
+    const uint64_t offset = block * kSampleSize;
+    std::span<std::byte> sample(buffer.data(), std::min(kSampleSize, size - offset));
+    Result<size_t> got = source.Read(offset, sample);
+    if (!got.ok()) return got.status();
+    (*hash)->AddData(i, sample);
+    length += sample.size();
+  }
+  Result<std::string> digest = (*hash)->Finish(length);
+  if (!digest.ok()) return digest.status();
+  return fmt::format("blkhash-sha256/64K@{}:{}", samples, *digest);
+}
+
+Result<std::unique_ptr<CheckpointRun>> CheckpointRun::Load(const Options& options,
+                                                           const EndpointSpec& source,
+                                                           const EndpointSpec& destination) {
+  std::unique_ptr<CheckpointRun> run(new CheckpointRun());
+  run->path_ = *options.checkpoint;
+  run->option_ = "--checkpoint=" + run->path_;
+  if (destination.kind == EndpointKind::kStdio || destination.kind == EndpointKind::kNull) {
+    return Status::Error(fmt::format(
+        "{}: {}: a resumable copy needs a destination written at offsets, not {}", run->option_,
+        destination.text, destination.kind == EndpointKind::kNull ? "null:" : "a stream"));
+  }
+  if (source.kind == EndpointKind::kStdio) {
+    return Status::Error(fmt::format("{}: {}: a stream source cannot be resumed", run->option_,
+                                     source.text));
+  }
+  Result<std::optional<std::string>> text = ReadCheckpointFile(run->path_);
+  if (!text.ok()) return text.status();
+  if (*text) {
+    Result<CheckpointState> state = ParseCheckpoint(**text, run->path_);
+    if (!state.ok()) return state.status().WithPrefix(run->option_);
+    run->recorded_ = std::move(state).value();
+  }
+  return run;
+}
+
+Status CheckpointRun::Check(const Options& options, Endpoint& source, Endpoint& destination,
+                            const std::string& source_name, const std::string& destination_name) {
+  for (Endpoint* endpoint : {&source, &destination}) {
+    if (endpoint->info().sequential || !endpoint->info().size) {
+      return Status::Error(fmt::format("{}: {}: a stream cannot be resumed", option_,
+                                       endpoint->name()));
+    }
+  }
+  identity_.source = source_name;
+  identity_.destination = destination_name;
+  identity_.source_size = *source.info().size;
+  identity_.settings = CheckpointSettings(options);
+  // A different size needs no reading to be refused.
+  if (recorded_ && recorded_->identity.source_size != identity_.source_size) {
+    identity_.fingerprint = "-";
+    return CompareIdentity(recorded_->identity, identity_, path_);
+  }
+  Result<std::string> fingerprint = SourceFingerprint(source);
+  if (!fingerprint.ok()) return fingerprint.status();
+  identity_.fingerprint = *fingerprint;
+  if (!recorded_) return Status::Ok();
+  if (Status status = CompareIdentity(recorded_->identity, identity_, path_); !status.ok()) {
+    return status;
+  }
+  return CheckDestinationHoldsDone(option_, recorded_->done, source, destination);
+}
+
+Status CheckpointRun::Apply(CopyPlan* plan, bool hashing) {
+  RangeSet done;
+  if (recorded_) done = recorded_->done.AlignedInward(plan->alignment, identity_.source_size);
+  if (!done.empty()) {
+    done_ = std::make_shared<const RangeSet>(done);
+    plan->skip_ranges = done_;
+    plan->hash_skipped = hashing;
+  }
+  checkpointer_ = std::make_unique<Checkpointer>(
+      done, [this](const RangeSet& durable) { return Persist(durable); }, Interval(),
+      kCheckpointBytes);
+  return Persist(done);
+}
+
+Status CheckpointRun::Persist(const RangeSet& durable) const {
+  return WriteCheckpointFile(path_, RenderCheckpoint(identity_, durable));
+}
+
+Status CheckpointRun::Finish() {
+  RangeSet all;
+  all.Add(0, identity_.source_size);
+  return Persist(all);
+}
+
+}  // namespace nbdcopy

@@ -1,0 +1,91 @@
+// --checkpoint=FILE in one run: what can be refused from the command line,
+// the identity of the copy (and the refusal of a checkpoint made for
+// another), the ranges a resumed copy leaves alone, and the file kept up
+// to date as the engines make ranges durable (engine/checkpointer.h).
+//
+// The order of a run: Load (before any endpoint is opened) -> Check (both
+// endpoints open, nothing written) -> Apply (after MakeCopyPlan: the plan
+// skips what is done, the file is written) -> the copy, with checkpointer()
+// -> Finish (after a successful copy: every byte done).
+// Thread safety: one thread, but checkpointer() is used by every worker.
+#ifndef NBDCOPY_JOB_CHECKPOINT_RUN_H_
+#define NBDCOPY_JOB_CHECKPOINT_RUN_H_
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "base/range_set.h"
+#include "endpoints/endpoint_spec.h"
+#include "engine/checkpointer.h"
+#include "job/checkpoint_file.h"
+#include "nbdcopy/endpoint.h"
+#include "nbdcopy/options.h"
+#include "plan/copy_plan.h"
+
+namespace nbdcopy {
+
+// How often checkpoints are made: every kCheckpointInterval, or once
+// kCheckpointBytes more were done (docs/performance.md measured the cost).
+// NBDCOPY_CHECKPOINT_SECONDS overrides the interval (tests, tuning).
+inline constexpr std::chrono::seconds kCheckpointInterval{5};
+inline constexpr uint64_t kCheckpointBytes = uint64_t{2} << 30;
+
+class CheckpointRun {
+ public:
+  // REQUIRES options.checkpoint. Refuses a stream or null: destination and
+  // a stream source; reads FILE when it exists (a resume).
+  static Result<std::unique_ptr<CheckpointRun>> Load(const Options& options,
+                                                     const EndpointSpec& source,
+                                                     const EndpointSpec& destination);
+
+  // FILE exists and marks ranges done: the destination must already exist,
+  // and is neither resized nor assumed to read as zeroes.
+  bool resuming() const { return recorded_ && !recorded_->done.empty(); }
+
+  // Both endpoints open, nothing written yet: refuses streams found only
+  // now (a FIFO), a checkpoint made for another copy (another source size,
+  // content, operands or settings), and a destination that does not hold
+  // what the checkpoint says was copied.
+  [[nodiscard]] Status Check(const Options& options, Endpoint& source, Endpoint& destination,
+                             const std::string& source_name, const std::string& destination_name);
+
+  // After MakeCopyPlan, before PrepareDestination: the plan skips the done
+  // ranges (whole blocks of its alignment; hashed when hashing), and FILE
+  // is written, so that it exists before the first byte is copied.
+  [[nodiscard]] Status Apply(CopyPlan* plan, bool hashing);
+
+  // Bytes the plan skips as done by an earlier run.
+  uint64_t done_bytes() const { return done_ ? done_->bytes() : 0; }
+  const RangeSet* done() const { return done_.get(); }
+  Checkpointer* checkpointer() { return checkpointer_.get(); }
+
+  // After a successful copy (the last checkpoint was its flush): FILE says
+  // every byte is done.
+  [[nodiscard]] Status Finish();
+
+ private:
+  CheckpointRun() = default;
+  [[nodiscard]] Status Persist(const RangeSet& durable) const;
+
+  std::string path_;
+  std::string option_;  // "--checkpoint=FILE", how messages name it
+  std::optional<CheckpointState> recorded_;
+  CheckpointIdentity identity_;
+  std::shared_ptr<const RangeSet> done_;
+  std::unique_ptr<Checkpointer> checkpointer_;
+};
+
+// The identity's settings word list: what changes the bytes written.
+std::string CheckpointSettings(const Options& options);
+
+// A fingerprint of the source cheap enough for every run: the blkhash
+// (sha256) of up to 16 blocks of 64 KiB spread over it (all of a small
+// source), "blkhash-sha256/64K@N:" + hex.
+Result<std::string> SourceFingerprint(Endpoint& source);
+
+}  // namespace nbdcopy
+
+#endif  // NBDCOPY_JOB_CHECKPOINT_RUN_H_

@@ -1,0 +1,36 @@
+// What a run writes besides the copy: a line to a file or stdout (the
+// digest, --json, a dry run's answer) and an incremental copy's summary.
+// Thread safety: one thread.
+#ifndef NBDCOPY_JOB_RUN_OUTPUT_H_
+#define NBDCOPY_JOB_RUN_OUTPUT_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "job/report.h"
+#include "nbdcopy/endpoint.h"
+#include "nbdcopy/options.h"
+#include "plan/copy_plan.h"
+
+namespace nbdcopy {
+
+// Writes one line to the file at `path` (created or truncated), or to
+// stdout when there is none. `option` names the option in errors.
+[[nodiscard]] Status WriteLine(const std::string& option, const std::optional<std::string>& path,
+                               const std::string& text);
+
+// An incremental copy: the dirty size (what progress counts to), said on
+// -v; for a dry run (null:), its whole answer. A resumed one (the plan
+// skips what a checkpoint marks done) also measures, in *already, the dirty
+// bytes done before.
+[[nodiscard]] Result<uint64_t> DirtyTotal(const Options& options, const CopyPlan& plan,
+                                          Endpoint& source, bool dry_run, RunReport* report,
+                                          uint64_t* already);
+
+// -v's last line of an incremental copy.
+void PrintIncrementalStats(const Options& options, const RunReport& report);
+
+}  // namespace nbdcopy
+
+#endif  // NBDCOPY_JOB_RUN_OUTPUT_H_

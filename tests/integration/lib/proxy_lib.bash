@@ -1,0 +1,161 @@
+# Helpers for the tests of connections that die mid-copy (--retry): nbdkit
+# on TCP, restarted on the same port, behind drop_proxy.py, a TCP proxy that
+# drops connections on purpose (its options: the top of drop_proxy.py).
+# Source after lib.sh:
+#     source "$(dirname "$0")/lib/lib.sh"
+#     source "$TEST_LIB/proxy_lib.bash"
+#
+#     start_nbdkit_tcp dst file "$T/dst.img"
+#     start_drop_proxy px "$TCP_PORT" --drop-after 1M --mode reset
+#     ... nbd://127.0.0.1:$PROXY_PORT/ ...
+#     [[ $(proxy_drops "$PROXY_LOG") -eq 1 ]] || fail "..."
+#
+# Each server or proxy NAME has $T/NAME.log (a proxy's: its event lines)
+# and $T/NAME.pid, so stop_server NAME stops either; all are stopped at
+# exit.  Call these helpers directly, never inside $(...): the processes
+# they start exit with their parent, which would be the subshell.
+
+require_cmd python3
+
+# The interpreter for the Python helpers (a python3 on $PATH may be a slow
+# wrapper script).
+_proxy_python() {
+    if [[ -x /usr/bin/python3 ]]; then echo /usr/bin/python3; else command -v python3; fi
+}
+
+# _free_tcp_port: a port on 127.0.0.1 that was free a moment ago (bound to
+# port 0, then closed); whoever uses it retries if it was taken meanwhile.
+_free_tcp_port() {
+    "$(_proxy_python)" -c '
+import socket
+s = socket.socket()
+s.bind(("127.0.0.1", 0))
+print(s.getsockname()[1])
+s.close()'
+}
+
+# _nbdkit_tcp_on NAME PORT ARGS...: start nbdkit on 127.0.0.1:PORT, as our
+# child (dies with us), and wait until it listens (it writes its pidfile
+# then).  Its output is appended to $T/NAME.log.  Returns 0 once listening, 1 if the port was in use; fails the
+# test on any other failure to start.
+_nbdkit_tcp_on() {
+    local name=$1 port=$2; shift 2
+    local pidf=$T/$name.pid log=$T/$name.log pid i lines=0
+    rm -f "$pidf"
+    [[ -f $log ]] && lines=$(wc -l <"$log")
+    nbdkit -f --exit-with-parent -i 127.0.0.1 -p "$port" -P "$pidf" "$@" \
+        >>"$log" 2>&1 &
+    pid=$!
+    for i in $(seq 300); do
+        if [[ -s $pidf ]]; then
+            PIDS+=("$pid")
+            return 0
+        fi
+        _alive "$pid" || break
+        sleep 0.05
+    done
+    if _alive "$pid"; then
+        kill "$pid" 2>/dev/null || true
+        wait "$pid" 2>/dev/null || true
+        fail "nbdkit $name did not start listening on port $port within 15 s"
+    fi
+    wait "$pid" 2>/dev/null || true
+    tail -n +$((lines + 1)) "$log" | grep -qi "address already in use" && return 1
+    tail -n +$((lines + 1)) "$log" >&2
+    fail "nbdkit $name did not start on port $port"
+}
+
+# start_nbdkit_tcp NAME [NBDKIT OPTIONS...] PLUGIN [PARAMS...]
+# nbdkit on 127.0.0.1 and a free port, like start_nbdkit otherwise (-f,
+# --exit-with-parent, pidfile $T/NAME.pid, log $T/NAME.log).  Sets TCP_PORT
+# (nbdkit_tcp_port NAME prints it later) and remembers the arguments for
+# restart_nbdkit_tcp.  (This replaces lib.sh's start_nbdkit_tcp, which does
+# the same but picks random ports and does not remember the arguments.)
+start_nbdkit_tcp() {
+    require_cmd nbdkit
+    local name=$1; shift
+    local attempt port
+    : >"$T/$name.log"
+    for attempt in $(seq 20); do
+        port=$(_free_tcp_port) || fail "could not find a free TCP port"
+        if _nbdkit_tcp_on "$name" "$port" "$@"; then
+            TCP_PORT=$port
+            echo "$port" >"$T/$name.tcpport"
+            printf '%s\0' "$@" >"$T/$name.tcpargs"
+            return 0
+        fi
+    done
+    fail "no free TCP port for nbdkit $name after 20 tries"
+}
+
+# nbdkit_tcp_port NAME: the port of start_nbdkit_tcp NAME.
+nbdkit_tcp_port() {
+    [[ -s $T/$1.tcpport ]] || fail "no nbdkit_tcp server called $1"
+    cat "$T/$1.tcpport"
+}
+
+# restart_nbdkit_tcp NAME: stop nbdkit NAME (if it still runs: a test may
+# stop_server NAME itself, wait, then restart) and start it again on the
+# same port with the same arguments (a server restarted: what it held in
+# memory is gone, a file plugin's file stays).  Retries for 5 s while the
+# port is still in use.  Appends to $T/NAME.log.  Sets TCP_PORT.
+restart_nbdkit_tcp() {
+    local name=$1 port args=() i
+    port=$(nbdkit_tcp_port "$name")
+    mapfile -d '' args <"$T/$name.tcpargs"
+    stop_server "$name"
+    for i in $(seq 50); do
+        if _nbdkit_tcp_on "$name" "$port" "${args[@]}"; then
+            TCP_PORT=$port
+            return 0
+        fi
+        sleep 0.1
+    done
+    fail "nbdkit $name could not listen again on port $port"
+}
+
+# start_drop_proxy NAME TARGET [PROXY OPTIONS...]
+# drop_proxy.py on 127.0.0.1 (a free port) forwarding to TARGET, a port on
+# 127.0.0.1 or HOST:PORT on the loopback interface, with the options given
+# (--drop-after BYTES, --drop-every BYTES, --drops N|all, --mode
+# close|reset|silence, --refuse-after-drop SECONDS, --refuse-mode
+# close|unlisten, --lifetime SECONDS...).  Its events (and any error) go to
+# $T/NAME.log, one line each.
+# Waits (15 s at most) until it listens, then sets PROXY_PORT and PROXY_LOG
+# (proxy_port NAME prints the port later).
+start_drop_proxy() {
+    local name=$1 target=$2; shift 2
+    local portf=$T/$name.port pidf=$T/$name.pid pid i
+    [[ $target == *:* ]] || target=127.0.0.1:$target
+    rm -f "$portf" "$portf.tmp" "$pidf"
+    "$(_proxy_python)" "$TEST_LIB/drop_proxy.py" --listen-port-file "$portf" \
+        --target "$target" --exit-with-parent "$@" >"$T/$name.log" 2>&1 &
+    pid=$!
+    PIDS+=("$pid")
+    for i in $(seq 300); do
+        if [[ -s $portf ]]; then
+            echo "$pid" >"$pidf"
+            PROXY_PORT=$(cat "$portf")
+            PROXY_LOG=$T/$name.log
+            return 0
+        fi
+        if ! _alive "$pid"; then
+            cat "$T/$name.log" >&2 || true
+            fail "drop proxy $name exited before listening"
+        fi
+        sleep 0.05
+    done
+    fail "drop proxy $name did not start listening within 15 s"
+}
+
+# proxy_port NAME: the port of start_drop_proxy NAME.
+proxy_port() {
+    [[ -s $T/$1.port ]] || fail "no drop proxy called $1"
+    cat "$T/$1.port"
+}
+
+# proxy_drops LOGFILE: how many connections the proxy dropped so far.
+proxy_drops() {
+    [[ -f $1 ]] || fail "proxy_drops: no log $1"
+    grep -c '^drop ' "$1" || true
+}
