@@ -41,9 +41,9 @@ void CheckText(std::string_view text) {
   }
   const CheckpointState& state = *parsed;
   const uint64_t size = state.identity.source_size;
-  FUZZ_CHECK(state.done.bytes() <= size && (state.done.empty() ||
-                                            state.done.Runs().back().end() <= size),
-             "done reaches past the size %" PRIu64, size);
+  FUZZ_CHECK(
+      state.done.bytes() <= size && (state.done.empty() || state.done.Runs().back().end() <= size),
+      "done reaches past the size %" PRIu64, size);
   const std::string rendered = nbdcopy::RenderCheckpoint(state.identity, state.done);
   Result<CheckpointState> again = nbdcopy::ParseCheckpoint(rendered, kPath);
   FUZZ_CHECK(again.ok(), "the rendering of an accepted file is refused: %s\n%s",
@@ -55,10 +55,14 @@ void CheckText(std::string_view text) {
 
 uint64_t SomeSize(FuzzedDataProvider& input) {
   switch (input.ConsumeIntegralInRange(0, 3)) {
-    case 0: return input.ConsumeIntegralInRange<uint64_t>(0, 4096);
-    case 1: return input.ConsumeIntegralInRange<uint64_t>(0, uint64_t{1} << 40);
-    case 2: return UINT64_MAX - input.ConsumeIntegralInRange<uint64_t>(0, 4096);
-    default: return input.ConsumeIntegral<uint64_t>();
+    case 0:
+      return input.ConsumeIntegralInRange<uint64_t>(0, 4096);
+    case 1:
+      return input.ConsumeIntegralInRange<uint64_t>(0, uint64_t{1} << 40);
+    case 2:
+      return UINT64_MAX - input.ConsumeIntegralInRange<uint64_t>(0, 4096);
+    default:
+      return input.ConsumeIntegral<uint64_t>();
   }
 }
 
@@ -81,11 +85,21 @@ void CheckCompare(const CheckpointIdentity& identity, FuzzedDataProvider& input)
   CheckpointIdentity other = identity;
   const std::string change = input.ConsumeRandomLengthString(16) + "~";
   switch (input.ConsumeIntegralInRange(0, 4)) {
-    case 0: other.source_size ^= uint64_t{1} + input.ConsumeIntegral<uint32_t>(); break;
-    case 1: other.fingerprint += change; break;
-    case 2: other.source += change; break;
-    case 3: other.destination += change; break;
-    default: other.settings += change; break;
+    case 0:
+      other.source_size ^= uint64_t{1} + input.ConsumeIntegral<uint32_t>();
+      break;
+    case 1:
+      other.fingerprint += change;
+      break;
+    case 2:
+      other.source += change;
+      break;
+    case 3:
+      other.destination += change;
+      break;
+    default:
+      other.settings += change;
+      break;
   }
   Status differs = nbdcopy::CompareIdentity(identity, other, kPath);
   FUZZ_CHECK(!differs.ok(), "a changed identity matches");
@@ -114,9 +128,10 @@ void CheckRecipe(FuzzedDataProvider& input) {
   const auto gaps = expected.Gaps(identity.source_size);
   char status_line[64];
   std::snprintf(status_line, sizeof status_line, "\n0x%08" PRIX64 "     %c               1\n",
-                gaps.empty() ? identity.source_size : gaps.front().offset, gaps.empty() ? '+' : '?');
-  FUZZ_CHECK(text.find(status_line) != std::string::npos, "no status line %s in:\n%s",
-             status_line, text.c_str());
+                gaps.empty() ? identity.source_size : gaps.front().offset,
+                gaps.empty() ? '+' : '?');
+  FUZZ_CHECK(text.find(status_line) != std::string::npos, "no status line %s in:\n%s", status_line,
+             text.c_str());
   CheckCompare(identity, input);
 }
 

@@ -172,7 +172,7 @@ class Parser {
   Status error_;
   size_t status_line_ = 0;  // 0: none yet
   size_t last_block_line_ = 0;
-  uint64_t end_ = 0;  // where the blocks so far end
+  uint64_t end_ = 0;                                     // where the blocks so far end
   std::vector<std::pair<uint64_t, size_t>> block_ends_;  // (end, line), to check the size
   RangeSet done_;
 };
@@ -203,8 +203,8 @@ Status Parser::Comment(size_t number, std::string_view text) {
   if (!unescaped) {
     return LineError(number, name + ": a backslash that starts no escape (\\\\ \\n \\r \\t \\xHH)");
   }
-  std::string* fields[] = {&identity_.source, &identity_.destination, nullptr,
-                           &identity_.settings, &identity_.fingerprint};
+  std::string* fields[] = {&identity_.source, &identity_.destination, nullptr, &identity_.settings,
+                           &identity_.fingerprint};
   *fields[key] = std::move(*unescaped);
   return Status::Ok();
 }
@@ -252,8 +252,8 @@ Status Parser::Block(size_t number, const std::vector<std::string_view>& words) 
   }
   if (*length == 0) return LineError(number, "an empty block at " + Hex(*offset));
   if (*offset != end_) {
-    std::string why = last_block_line_ == 0 ? "the first block starts at " + Hex(*offset) +
-                                                  ", not at 0"
+    std::string why = last_block_line_ == 0
+                          ? "the first block starts at " + Hex(*offset) + ", not at 0"
                       : *offset < end_ ? "the block at " + Hex(*offset) +
                                              " overlaps the one before, which ends at " + Hex(end_)
                                        : "a gap between " + Hex(end_) + " and " + Hex(*offset);
@@ -294,21 +294,9 @@ Result<CheckpointState> Parser::Finish(size_t last_line) {
   return CheckpointState{std::move(identity_), std::move(done_)};
 }
 
-std::string Shown(const std::string& value) {
-  return value.empty() ? "(none)" : "'" + Escape(value) + "'";
-}
-
-// "(A then, B now)" for the first word that differs, or the whole strings.
-std::string SettingsDifference(const std::string& recorded, const std::string& now) {
-  const std::vector<std::string_view> a = SplitBlanks(recorded), b = SplitBlanks(now);
-  for (size_t i = 0; i < std::max(a.size(), b.size()); ++i) {
-    const std::string word_a(i < a.size() ? a[i] : ""), word_b(i < b.size() ? b[i] : "");
-    if (word_a != word_b) return "(" + Shown(word_a) + " then, " + Shown(word_b) + " now)";
-  }
-  return "(" + Shown(recorded) + " then, " + Shown(now) + " now)";
-}
-
 }  // namespace
+
+std::string EscapeCheckpointValue(std::string_view value) { return Escape(value); }
 
 std::string RenderCheckpoint(const CheckpointIdentity& identity, const RangeSet& done) {
   const uint64_t size = identity.source_size;
@@ -352,47 +340,6 @@ Result<CheckpointState> ParseCheckpoint(std::string_view text, const std::string
     text.remove_prefix(newline == std::string_view::npos ? text.size() : newline + 1);
   }
   return parser.Finish(number);
-}
-
-Status CompareIdentity(const CheckpointIdentity& recorded, const CheckpointIdentity& now,
-                       const std::string& path) {
-  auto refuse = [&](const std::string& why) {
-    return Status::Error("--checkpoint=" + path + ": " + why + "; remove " + path +
-                         " to copy from the start");
-  };
-  auto unknown = [&](const std::string& what, const std::string& a, const std::string& b) {
-    return refuse("cannot check " + what + " (the checkpoint records " + Shown(a) +
-                  ", this run has " + Shown(b) + ")");
-  };
-  if (recorded.source_size != now.source_size) {
-    return refuse("the source's size differs (the checkpoint was made for " +
-                  std::to_string(recorded.source_size) + " bytes, the source has " +
-                  std::to_string(now.source_size) + ")");
-  }
-  const std::string& fa = recorded.fingerprint;
-  const std::string& fb = now.fingerprint;
-  if (fa.empty() || fb.empty()) return unknown("the source's content fingerprint", fa, fb);
-  if (fa != fb) {
-    return refuse("the source's content differs from when the checkpoint was made (fingerprint " +
-                  Shown(fa) + " then, " + Shown(fb) + " now)");
-  }
-  const std::pair<const char*, const std::string CheckpointIdentity::*> names[] = {
-      {"source", &CheckpointIdentity::source}, {"destination", &CheckpointIdentity::destination}};
-  for (const auto& [name, field] : names) {
-    const std::string& a = recorded.*field;
-    const std::string& b = now.*field;
-    if (a.empty() || b.empty()) return unknown(std::string("the ") + name, a, b);
-    if (a != b) return refuse("it was made for " + std::string(name) + " " + Shown(a) +
-                              ", not " + Shown(b));
-  }
-  if (recorded.settings.empty() || now.settings.empty()) {
-    return unknown("the settings", recorded.settings, now.settings);
-  }
-  if (recorded.settings != now.settings) {
-    return refuse("it was made with other settings " +
-                  SettingsDifference(recorded.settings, now.settings));
-  }
-  return Status::Ok();
 }
 
 }  // namespace nbdcopy

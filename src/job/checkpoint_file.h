@@ -66,6 +66,10 @@ struct CheckpointState {
 // ignored.
 std::string RenderCheckpoint(const CheckpointIdentity& identity, const RangeSet& done);
 
+// A string as the file writes it (escaping above): one line, any bytes
+// recoverable. Also how messages should show a value.
+std::string EscapeCheckpointValue(std::string_view value);
+
 // Parses what RenderCheckpoint wrote, and what a human or ddrescuelog may
 // make of it: any other comment lines ('#' at the start of a line or after
 // a blank, to the end of the line), blank lines, CRLF line ends, numbers

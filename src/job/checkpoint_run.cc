@@ -1,8 +1,10 @@
 #include "job/checkpoint_run.h"
 
 #include <fmt/format.h>
+#include <sys/stat.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <vector>
@@ -110,6 +112,21 @@ Result<std::unique_ptr<CheckpointRun>> CheckpointRun::Load(const Options& option
     Result<CheckpointState> state = ParseCheckpoint(**text, run->path_);
     if (!state.ok()) return state.status().WithPrefix(run->option_);
     run->recorded_ = std::move(state).value();
+  }
+  struct stat st;
+  if (destination.kind == EndpointKind::kLocalPath) {
+    if (run->resuming() && stat(destination.text.c_str(), &st) == -1) {
+      return Status::Error(fmt::format(
+          "{}: {}: the destination of the copy to resume is missing ({}); remove {} to copy "
+          "from the start",
+          run->option_, destination.text, std::strerror(errno), run->path_));
+    }
+    // Opening a FIFO for writing would wait for a reader first.
+    if (stat(destination.text.c_str(), &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode))) {
+      return Status::Error(fmt::format(
+          "{}: {}: a resumable copy needs a destination written at offsets, not a stream",
+          run->option_, destination.text));
+    }
   }
   return run;
 }

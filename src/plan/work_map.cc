@@ -106,10 +106,10 @@ void WorkMap::MapWindow(Endpoint& source, bool use_extents) {
   cursor_ = PlanPieces(cursor_, scratch_, rules_, &planned_);
   uint64_t zero_bytes = 0;
   for (const Extent& piece : planned_) {
-    if (piece.clean) {
+    if (piece.clean && !rules_.describe_clean) {
       clean_bytes_ += piece.length;  // an incremental copy leaves it alone
     } else {
-      if (piece.zero) zero_bytes += piece.length;
+      if (piece.zero && !piece.clean) zero_bytes += piece.length;
       mapped_.push_back(piece);
     }
   }

@@ -67,7 +67,8 @@ class WorkMap {
   // for the extents of the next window (or treats it all as data when
   // !use_extents). A failed or useless extents answer makes that range
   // data. Returns false when no work is left.
-  // With rules.skip_clean, clean ranges are never handed out.
+  // With rules.skip_clean, clean ranges are never handed out (but with
+  // rules.describe_clean, as pieces marked clean: to hash, not to write).
   bool TakeBatch(Endpoint& source, bool use_extents, uint64_t batch_bytes,
                  std::deque<Extent>* pieces) EXCLUDES(mutex_);
 

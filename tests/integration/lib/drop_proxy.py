@@ -64,12 +64,14 @@ Usage:
                            (default: stderr).
   --lifetime SECONDS       exit after that long whatever happens (300).
   --exit-with-parent       exit when the parent process goes away.
-  --buffer-size BYTES      per connection and direction (default 256K).
+  --buffer-size BYTES      the most read at once, and held, per connection
+                           and direction (default 256K).
   --max-connections N      connections beyond N at once are refused (64).
 
 A connection ends normally when both sides have hung up (each FIN is
-passed on once what came before it is written); an error on one side
-(ECONNRESET...) resets the other.
+passed on once what came before it is written).  An error on the server
+side (ECONNRESET...) resets the client side; an error on the client side
+closes the server side with a FIN (a RST with --reset-server).
 
 BYTES take a K, M or G suffix (powers of 1024).  A byte has "passed
 through" when the proxy handed it to the kernel for the other side; a drop
@@ -89,11 +91,16 @@ since the start:
                                  side is reset), dropped-MODE; +drain-timeout
                                  or +client-gone may follow
   unlisten / relisten port=P
-  exit reason=signal|lifetime|parent drops=K
+  error what=accept|relisten|fatal error=E
+  exit reason=signal|lifetime|parent|relisten-failed drops=K
 "bytes" is the connection's own traffic, "total" all connections', "drops"
 the number of drops so far.  Count the drops with: grep -c '^drop '.
 
-SIGTERM, SIGINT and SIGHUP make it close everything and exit 0 at once.
+SIGTERM, SIGINT and SIGHUP make it stop listening, close every connection
+(the server sides with a FIN, given 0.5 s to hang up in turn) and exit 0;
+--lifetime and --exit-with-parent do the same.  Exit status 2: a bad
+option; 1: the port could not be listened on again (unlisten) or another
+fatal error.
 """
 
 import argparse

@@ -15,6 +15,8 @@
 # exit.  Call these helpers directly, never inside $(...): the processes
 # they start exit with their parent, which would be the subshell.
 
+# The globals set here (TCP_PORT, PROXY_PORT, PROXY_LOG) are for the tests.
+# shellcheck disable=SC2034
 require_cmd python3
 
 # The interpreter for the Python helpers (a python3 on $PATH may be a slow
@@ -36,8 +38,8 @@ s.close()'
 
 # _nbdkit_tcp_on NAME PORT ARGS...: start nbdkit on 127.0.0.1:PORT, as our
 # child (dies with us), and wait until it listens (it writes its pidfile
-# then).  Its output is appended to $T/NAME.log.  Returns 0 once listening, 1 if the port was in use; fails the
-# test on any other failure to start.
+# then); its output is appended to $T/NAME.log.  Returns 0 once listening,
+# 1 if the port was in use; fails the test on any other failure to start.
 _nbdkit_tcp_on() {
     local name=$1 port=$2; shift 2
     local pidf=$T/$name.pid log=$T/$name.log pid i lines=0
@@ -60,8 +62,10 @@ _nbdkit_tcp_on() {
         fail "nbdkit $name did not start listening on port $port within 15 s"
     fi
     wait "$pid" 2>/dev/null || true
-    tail -n +$((lines + 1)) "$log" | grep -qi "address already in use" && return 1
-    tail -n +$((lines + 1)) "$log" >&2
+    # Only this attempt's lines (a pipe into grep -q could fail by SIGPIPE).
+    tail -n +$((lines + 1)) "$log" >"$T/$name.attempt"
+    grep -qi "address already in use" "$T/$name.attempt" && return 1
+    cat "$T/$name.attempt" >&2
     fail "nbdkit $name did not start on port $port"
 }
 
@@ -74,9 +78,9 @@ _nbdkit_tcp_on() {
 start_nbdkit_tcp() {
     require_cmd nbdkit
     local name=$1; shift
-    local attempt port
+    local _ port
     : >"$T/$name.log"
-    for attempt in $(seq 20); do
+    for _ in $(seq 20); do
         port=$(_free_tcp_port) || fail "could not find a free TCP port"
         if _nbdkit_tcp_on "$name" "$port" "$@"; then
             TCP_PORT=$port
@@ -125,14 +129,14 @@ restart_nbdkit_tcp() {
 # (proxy_port NAME prints the port later).
 start_drop_proxy() {
     local name=$1 target=$2; shift 2
-    local portf=$T/$name.port pidf=$T/$name.pid pid i
+    local portf=$T/$name.port pidf=$T/$name.pid pid _
     [[ $target == *:* ]] || target=127.0.0.1:$target
     rm -f "$portf" "$portf.tmp" "$pidf"
     "$(_proxy_python)" "$TEST_LIB/drop_proxy.py" --listen-port-file "$portf" \
         --target "$target" --exit-with-parent "$@" >"$T/$name.log" 2>&1 &
     pid=$!
     PIDS+=("$pid")
-    for i in $(seq 300); do
+    for _ in $(seq 300); do
         if [[ -s $portf ]]; then
             echo "$pid" >"$pidf"
             PROXY_PORT=$(cat "$portf")
