@@ -66,7 +66,13 @@ Result<std::unique_ptr<Endpoint>> OpenEndpoint(const EndpointSpec& spec, Role ro
       return std::unique_ptr<Endpoint>(new NullEndpoint());
     case EndpointKind::kNbdUri:
     case EndpointKind::kCommand: {
-      auto nbd = NbdEndpoint::Connect(spec, role, flags.debug, flags.dirty_bitmap, flags.timeout);
+      NbdSettings settings;
+      settings.debug = flags.debug;
+      settings.dirty_bitmap = flags.dirty_bitmap;
+      settings.timeout_seconds = flags.timeout;
+      settings.retry = flags.retry;
+      settings.notices = flags.notices;
+      auto nbd = NbdEndpoint::Connect(spec, role, settings);
       if (!nbd.ok()) return nbd.status();
       return std::unique_ptr<Endpoint>(std::move(nbd).value());
     }

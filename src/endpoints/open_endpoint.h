@@ -10,6 +10,7 @@
 
 #include "nbdcopy/endpoint.h"
 #include "endpoints/endpoint_spec.h"
+#include "endpoints/reconnect_notices.h"
 
 namespace nbdcopy {
 
@@ -25,6 +26,8 @@ struct OpenFlags {
   // Destination: a missing file is an error instead of being created.
   bool must_exist = false;
   unsigned timeout = 0;  // NBD: seconds a server may stay silent; 0: forever
+  unsigned retry = 0;    // NBD by URI: attempts to re-establish a dropped connection
+  std::shared_ptr<ReconnectNotices> notices;  // NBD: told of reconnects; may be null
 };
 
 // Opening a destination never writes to it: a missing regular file is

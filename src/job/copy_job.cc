@@ -148,7 +148,8 @@ struct EndpointPair {
 
 // Classifies and checks the operands and options, then opens the source
 // first: if it cannot be opened the destination is never touched.
-Result<EndpointPair> OpenEndpoints(const Options& options, RunReport* report) {
+Result<EndpointPair> OpenEndpoints(const Options& options, RunReport* report,
+                                   const std::shared_ptr<ReconnectNotices>& notices) {
   Result<EndpointSpec> source_spec = ClassifyEndpoint(options.source, Role::kSource);
   if (!source_spec.ok()) return source_spec.status();
   Result<EndpointSpec> destination_spec = ClassifyEndpoint(options.destination, Role::kDestination);
@@ -174,6 +175,8 @@ Result<EndpointPair> OpenEndpoints(const Options& options, RunReport* report) {
   OpenFlags flags;
   flags.debug = options.verbose;
   flags.timeout = options.timeout;
+  flags.retry = options.retry;
+  flags.notices = notices;
   OpenFlags source_flags = flags;
   source_flags.dirty_bitmap = options.dirty_bitmap.value_or("");
   auto source = OpenEndpoint(*source_spec, Role::kSource, source_flags);
@@ -240,8 +243,9 @@ std::unique_ptr<Checkpointer> RetryCheckpointer() {
 // The job up to its Status, recording in *report what the JSON report
 // needs; *progress is created once the source's size is known, and left
 // for the caller to read and end.
-Status Copy(const Options& options, std::optional<Progress>* progress, RunReport* report) {
-  Result<EndpointPair> endpoints = OpenEndpoints(options, report);
+Status Copy(const Options& options, std::optional<Progress>* progress, RunReport* report,
+            const std::shared_ptr<ReconnectNotices>& notices) {
+  Result<EndpointPair> endpoints = OpenEndpoints(options, report, notices);
   if (!endpoints.ok()) return endpoints.status();
   Endpoint& source = *endpoints->source;
   Endpoint& destination = *endpoints->destination;
@@ -330,7 +334,15 @@ CopyOutcome RunCopy(const Options& options) {
   const auto start = std::chrono::steady_clock::now();
   std::optional<Progress> progress;
   RunReport report;
-  Status status = Copy(options, &progress, &report);
+  // --retry: a reconnecting endpoint says so between the progress frames,
+  // or on stderr with -v.
+  auto notices = std::make_shared<ReconnectNotices>();
+  notices->notice = [&progress, verbose = options.verbose](const std::string& line) {
+    if (progress && progress->Note(line)) return;
+    if (verbose) std::fprintf(stderr, "nbdcopy: %s\n", line.c_str());
+  };
+  Status status = Copy(options, &progress, &report, notices);
+  report.reconnections = notices->reconnections.load();
   const uint64_t copied = progress ? progress->copied() : 0;  // earlier runs' too
   report.bytes_copied = copied - std::min(copied, report.bytes_already_done);
   progress.reset();  // ends the bar's line before any message

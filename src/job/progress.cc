@@ -193,7 +193,7 @@ void Progress::Start(uint64_t already_done) {
     MutexLock lock(mutex_);
     start_ = window_start_ = last_line_ = now_();
     done_.store(already_done, std::memory_order_relaxed);
-    window_done_ = already_done;
+    window_done_ = already_done_ = already_done;
   }
   if (style_ == ProgressStyle::kPercent) {
     ReportPercent(total_ && *total_ > 0 ? RunningPercent(already_done, *total_) : 0);
@@ -255,7 +255,8 @@ void Progress::Report(bool final) {
     finished_ = true;
     double elapsed = duration<double>(now - start_).count();
     snapshot.elapsed = seconds(static_cast<int64_t>(std::round(elapsed)));
-    snapshot.rate = elapsed > 0 ? static_cast<double>(snapshot.done) / elapsed : 0;
+    snapshot.rate =
+        elapsed > 0 ? static_cast<double>(snapshot.done - already_done_) / elapsed : 0;
   }
   if (style_ == ProgressStyle::kBar) {
     size_t columns = TerminalColumns(fd_);
@@ -289,6 +290,16 @@ void Progress::ReportPercent(int percent) {
   if (percent <= last_percent_) return;
   last_percent_ = percent;
   Write(fmt::format("{}/100\n", percent));
+}
+
+bool Progress::Note(const std::string& line) {
+  if (style_ != ProgressStyle::kBar && style_ != ProgressStyle::kLines) return false;
+  MutexLock lock(mutex_);
+  std::string text = "nbdcopy: " + line + "\n";
+  if (line_open_) text = "\r" + std::string(frame_columns_, ' ') + "\r" + text;
+  line_open_ = false;
+  Write(text);
+  return true;
 }
 
 void Progress::Write(const std::string& text) { WriteAll(fd_, text); }

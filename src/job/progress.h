@@ -89,6 +89,12 @@ class Progress final : public ProgressSink {
   // The copy finished: reports 100 % and ends the line.
   void Finish();
 
+  // A line for the user between frames ("reconnecting in 2 s"), on stderr
+  // with "nbdcopy: " before it: the bar's line is cleared first and redrawn
+  // at the next frame. False for styles that show no such lines (none,
+  // --progress=FD): the caller decides.
+  bool Note(const std::string& line) EXCLUDES(mutex_);
+
   // Bytes counted so far (every style, kNone included).
   uint64_t copied() const { return done_.load(std::memory_order_relaxed); }
 
@@ -109,6 +115,7 @@ class Progress final : public ProgressSink {
   Clock::time_point start_ GUARDED_BY(mutex_);
   Clock::time_point window_start_ GUARDED_BY(mutex_);
   uint64_t window_done_ GUARDED_BY(mutex_) = 0;
+  uint64_t already_done_ GUARDED_BY(mutex_) = 0;  // by earlier runs (Start)
   double rate_ GUARDED_BY(mutex_) = 0;
   // kPercent: reported; kLines: in the last line. Written under mutex_,
   // read without it by Add()'s fast path.

@@ -17,7 +17,7 @@ Status AddRange(uint64_t offset, uint64_t length, uint64_t image_size, RangeSet*
   const std::string both =
       "offset " + std::to_string(offset) + " + length " + std::to_string(length);
   if (length > UINT64_MAX - offset) return Status::Error(both + " overflows 64 bits");
-  if (offset > image_size) {
+  if (offset + length > image_size) {
     return Status::Error(both + " = " + std::to_string(offset + length) +
                          " is past the end of the image (" + std::to_string(image_size) +
                          " bytes)");

@@ -9,6 +9,7 @@ cat >"$T/want.txt" <<'LIST'
 --allocated
 --blkhash
 --blkhash-file
+--checkpoint
 --connections
 --destination-is-zero
 --dirty-bitmap
@@ -20,6 +21,7 @@ cat >"$T/want.txt" <<'LIST'
 --rate
 --request-size
 --requests
+--retry
 --sparse
 --synchronous
 --target-is-zero

@@ -4,7 +4,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -161,8 +160,7 @@ TEST(CheckpointFileTest, ToleratesWhatHumansAndDdrescuelogDo) {
 
 TEST(CheckpointFileTest, RefusesFilesNbdcopyDidNotWrite) {
   EXPECT_EQ(ParseError(""), "ck.map: not a checkpoint written by nbdcopy");
-  EXPECT_EQ(ParseError("\x7f"
-                       "ELF\x01\x02 garbage\n\0\0\0"),
+  EXPECT_EQ(ParseError("\177ELF\1\2 garbage\n\0\0\0"),
             "ck.map: not a checkpoint written by nbdcopy");
   EXPECT_EQ(ParseError("# Mapfile. Created by GNU ddrescue\n0 + 1\n0 0x10 +\n"),
             "ck.map: not a checkpoint written by nbdcopy");
@@ -195,12 +193,10 @@ TEST(CheckpointFileTest, RefusesBadIdentityLines) {
 TEST(CheckpointFileTest, RefusesBadStatusLines) {
   const std::string h = Heading(16);  // 6 lines; the status line is line 7
   EXPECT_EQ(ParseError(h), "ck.map: line 6: the file ends before the status line");
-  EXPECT_EQ(ParseError(h + "0\n"),
-            "ck.map: line 7: a status line without a status (expected: "
-            "current_pos current_status [current_pass])");
+  const std::string expected = " (expected: current_pos current_status [current_pass])";
+  EXPECT_EQ(ParseError(h + "0\n"), "ck.map: line 7: a status line without a status" + expected);
   EXPECT_EQ(ParseError(h + "0 ? 1 x\n"),
-            "ck.map: line 7: a status line with extra words "
-            "(expected: current_pos current_status [current_pass])");
+            "ck.map: line 7: a status line with extra words" + expected);
   EXPECT_EQ(ParseError(h + "zz ? 1\n"), "ck.map: line 7: current_pos: 'zz' is not a number");
   EXPECT_EQ(ParseError(h + "0 x 1\n"),
             "ck.map: line 7: 'x' is not a current_status (one of ?*/-FG+)");
@@ -328,22 +324,24 @@ class CheckpointFileIoTest : public ::testing::Test {
     path_ = directory_ + "/ck.map";
   }
   void TearDown() override { std::filesystem::remove_all(directory_); }
-  std::string Contents(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
+  static std::string Contents(const std::string& path) {
     std::stringstream text;
-    text << in.rdbuf();
+    text << std::ifstream(path, std::ios::binary).rdbuf();
     return text.str();
+  }
+  // ReadCheckpointFile's error, or "(ok)".
+  static std::string ReadError(const std::string& path) {
+    Result<std::optional<std::string>> read = ReadCheckpointFile(path);
+    return read.ok() ? "(ok)" : read.status().message();
   }
   std::string directory_, path_;
 };
 
 TEST_F(CheckpointFileIoTest, WriteCreatesAndReplacesLeavingNoTemporary) {
-  ASSERT_TRUE(WriteCheckpointFile(path_, "first\n").ok());
-  EXPECT_EQ(Contents(path_), "first\n");
-  ASSERT_TRUE(WriteCheckpointFile(path_, "second, longer\n").ok());
-  EXPECT_EQ(Contents(path_), "second, longer\n");
-  ASSERT_TRUE(WriteCheckpointFile(path_, "3\n").ok());
-  EXPECT_EQ(Contents(path_), "3\n");
+  for (const std::string text : {"first\n", "second, longer\n", "3\n"}) {
+    ASSERT_TRUE(WriteCheckpointFile(path_, text).ok());
+    EXPECT_EQ(Contents(path_), text);
+  }
   EXPECT_FALSE(std::filesystem::exists(path_ + ".tmp"));
   EXPECT_EQ(std::distance(std::filesystem::directory_iterator(directory_),
                           std::filesystem::directory_iterator()),
@@ -388,18 +386,12 @@ TEST_F(CheckpointFileIoTest, ReadGivesTheTextOrNulloptOrAnError) {
   ASSERT_TRUE(read.ok()) << read.status().message();
   ASSERT_TRUE(read->has_value());
   EXPECT_EQ(**read, text);
-  read = ReadCheckpointFile(directory_);
-  ASSERT_FALSE(read.ok());
-  EXPECT_EQ(read.status().message(),
+  EXPECT_EQ(ReadError(directory_),
             "--checkpoint=" + directory_ + ": cannot read it: Is a directory");
   const std::string fifo = directory_ + "/fifo";
   ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
-  read = ReadCheckpointFile(fifo);  // must not block
-  ASSERT_FALSE(read.ok());
-  EXPECT_EQ(read.status().message(), "--checkpoint=" + fifo + ": not a regular file");
-  read = ReadCheckpointFile(path_ + "/below");
-  ASSERT_FALSE(read.ok());
-  EXPECT_EQ(read.status().message(),
+  EXPECT_EQ(ReadError(fifo), "--checkpoint=" + fifo + ": not a regular file");  // no blocking
+  EXPECT_EQ(ReadError(path_ + "/below"),
             "--checkpoint=" + path_ + "/below: cannot open it: Not a directory");
 }
 

@@ -8,8 +8,20 @@
 #include <string>
 
 #include "endpoints/nbd/nbd_endpoint.h"
+#include "endpoints/nbd/nbd_extents.h"
 
 namespace nbdcopy {
+
+namespace {
+
+// libnbd's block-status callback: runs inside libnbd, records only.
+int CollectExtents(void* user_data, const char* metacontext, uint64_t offset, uint32_t* entries,
+                   size_t count, int* error) {
+  static_cast<BlockStatusReply*>(user_data)->AddChunk(metacontext, {entries, count});
+  return 0;
+}
+
+}  // namespace
 
 Status NbdEndpoint::OpError(const char* op, uint64_t offset, uint64_t length,
                             const std::string& why) const {
@@ -42,8 +54,8 @@ int NbdEndpoint::WithTailAllowed(uint64_t offset, uint64_t length, Call start) {
   return rc;
 }
 
-NbdEndpoint::Command* NbdEndpoint::NewCommand(const char* op, uint64_t offset, uint64_t length,
-                                              uint64_t tag) {
+NbdEndpoint::Command* NbdEndpoint::NewCommand(Op kind, const char* op, uint64_t offset,
+                                              uint64_t length, uint64_t tag) {
   if (free_commands_.empty()) {
     commands_.push_back(std::make_unique<Command>());
     free_commands_.push_back(commands_.back().get());
@@ -51,7 +63,10 @@ NbdEndpoint::Command* NbdEndpoint::NewCommand(const char* op, uint64_t offset, u
   Command* command = free_commands_.back();
   free_commands_.pop_back();
   command->endpoint = this;
+  command->kind = kind;
   command->op = op;
+  command->buffer = nullptr;
+  command->flags = 0;
   command->offset = offset;
   command->length = length;
   command->tag = tag;
@@ -61,6 +76,21 @@ NbdEndpoint::Command* NbdEndpoint::NewCommand(const char* op, uint64_t offset, u
 }
 
 void NbdEndpoint::Finish(Command* command, int error_number) {
+  // Errors a dropped connection gives what was in flight (libnbd's
+  // ENOTCONN; the send's own errno): whether the connection died is known
+  // only once the libnbd call running us returns (Recover), so they wait.
+  const bool maybe_lost = error_number == ENOTCONN || error_number == ESHUTDOWN ||
+                          error_number == ECONNRESET || error_number == EPIPE;
+  if (maybe_lost && command->kind != Op::kExtents && MayReconnect()) {
+    command->error = error_number;
+    lost_.push_back(command);
+    return;
+  }
+  Complete(command, error_number);
+}
+
+void NbdEndpoint::Complete(Command* command, int error_number) {
+  if (error_number == 0) failed_attempts_ = 0;  // the connection carries requests
   Status status = Status::Ok();
   if (error_number != 0) {
     status = OpError(command->op, command->offset, command->length, std::strerror(error_number));
@@ -70,7 +100,7 @@ void NbdEndpoint::Finish(Command* command, int error_number) {
       aborted_.push_back(
           Aborted{completions_.size(), command->op, command->offset, command->length});
     }
-  } else if (std::strcmp(command->op, "read") == 0 && !command->coverage.CoveredExactlyOnce()) {
+  } else if (command->kind == Op::kRead && !command->coverage.CoveredExactlyOnce()) {
     // libnbd 1.14 accepts a reply that leaves part of the buffer unfilled:
     // that part would be copied as whatever the buffer held before.
     status = OpError(command->op, command->offset, command->length,
@@ -82,6 +112,13 @@ void NbdEndpoint::Finish(Command* command, int error_number) {
 
 void NbdEndpoint::FailToStart(Command* command) {
   nbd_handle* h = handle_.get();
+  if (command->kind != Op::kExtents && MayReconnect() &&
+      (nbd_aio_is_dead(h) == 1 || nbd_aio_is_closed(h) == 1)) {
+    command->error = ENOTCONN;
+    lost_.push_back(command);  // the connection died before this call
+    Recover();
+    return;
+  }
   if (connection_error_.empty()) {
     if (nbd_get_errno() == EINVAL && (nbd_aio_is_dead(h) == 1 || nbd_aio_is_closed(h) == 1)) {
       // The connection died before this call (the server hung up): libnbd
@@ -101,6 +138,7 @@ void NbdEndpoint::FailToStart(Command* command) {
 
 void NbdEndpoint::TakeCompletions(std::vector<Completion>* out) {
   ExplainAborted();
+  Recover();
   Endpoint::TakeCompletions(out);
 }
 
@@ -140,30 +178,57 @@ int NbdEndpoint::OnReadChunk(void* user_data, const void* data, size_t count, ui
   return 0;
 }
 
-void NbdEndpoint::StartRead(uint64_t offset, std::span<std::byte> buffer, uint64_t tag) {
-  Command* command = NewCommand("read", offset, buffer.size(), tag);
-  nbd_chunk_callback chunk = {.callback = OnReadChunk, .user_data = command, .free = nullptr};
+void NbdEndpoint::Issue(Command* command) {
+  nbd_handle* h = handle_.get();
   nbd_completion_callback done = {.callback = OnCommandDone, .user_data = command, .free = nullptr};
-  if (WithTailAllowed(offset, buffer.size(), [&] {
-        return nbd_aio_pread_structured(handle_.get(), buffer.data(), buffer.size(), offset, chunk,
-                                        done, 0);
-      }) == -1) {
+  const uint64_t offset = command->offset;
+  const uint64_t length = command->length;
+  command->coverage.Reset(offset, length);
+  int rc = -1;
+  switch (command->kind) {
+    case Op::kRead: {
+      nbd_chunk_callback chunk = {.callback = OnReadChunk, .user_data = command, .free = nullptr};
+      rc = WithTailAllowed(offset, length, [&] {
+        return nbd_aio_pread_structured(h, command->buffer, length, offset, chunk, done, 0);
+      });
+      break;
+    }
+    case Op::kWrite:
+      rc = WithTailAllowed(
+          offset, length, [&] { return nbd_aio_pwrite(h, command->buffer, length, offset, done, 0); });
+      break;
+    case Op::kZero:
+      rc = WithTailAllowed(offset, length,
+                           [&] { return nbd_aio_zero(h, length, offset, done, command->flags); });
+      break;
+    case Op::kFlush:
+      rc = nbd_aio_flush(h, done, 0);
+      break;
+    case Op::kExtents: {
+      nbd_extent_callback extents = {
+          .callback = CollectExtents, .user_data = command->buffer, .free = nullptr};
+      rc = nbd_aio_block_status(h, length, offset, extents, done, 0);
+      break;
+    }
+  }
+  if (rc == -1) {
     FailToStart(command);
   } else {
     ExplainAborted();  // a call that succeeded may have found the connection dead
+    Recover();
   }
 }
 
+void NbdEndpoint::StartRead(uint64_t offset, std::span<std::byte> buffer, uint64_t tag) {
+  Command* command = NewCommand(Op::kRead, "read", offset, buffer.size(), tag);
+  command->buffer = buffer.data();
+  Issue(command);
+}
+
 void NbdEndpoint::StartWrite(uint64_t offset, std::span<const std::byte> data, uint64_t tag) {
-  Command* command = NewCommand("write", offset, data.size(), tag);
-  nbd_completion_callback done = {.callback = OnCommandDone, .user_data = command, .free = nullptr};
-  if (WithTailAllowed(offset, data.size(), [&] {
-        return nbd_aio_pwrite(handle_.get(), data.data(), data.size(), offset, done, 0);
-      }) == -1) {
-    FailToStart(command);
-  } else {
-    ExplainAborted();  // a call that succeeded may have found the connection dead
-  }
+  Command* command = NewCommand(Op::kWrite, "write", offset, data.size(), tag);
+  command->buffer = const_cast<std::byte*>(data.data());  // only ever read
+  Issue(command);
 }
 
 void NbdEndpoint::StartZero(uint64_t offset, uint64_t length, bool allocate, uint64_t tag) {
@@ -171,16 +236,9 @@ void NbdEndpoint::StartZero(uint64_t offset, uint64_t length, bool allocate, uin
     Endpoint::StartZero(offset, length, allocate, tag);  // synchronous fallback
     return;
   }
-  Command* command = NewCommand("zero", offset, length, tag);
-  nbd_completion_callback done = {.callback = OnCommandDone, .user_data = command, .free = nullptr};
-  uint32_t flags = allocate ? LIBNBD_CMD_FLAG_NO_HOLE : 0;
-  if (WithTailAllowed(offset, length, [&] {
-        return nbd_aio_zero(handle_.get(), length, offset, done, flags);
-      }) == -1) {
-    FailToStart(command);
-  } else {
-    ExplainAborted();  // a call that succeeded may have found the connection dead
-  }
+  Command* command = NewCommand(Op::kZero, "zero", offset, length, tag);
+  command->flags = allocate ? LIBNBD_CMD_FLAG_NO_HOLE : 0;
+  Issue(command);
 }
 
 }  // namespace nbdcopy

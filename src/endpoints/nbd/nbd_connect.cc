@@ -85,13 +85,12 @@ void NbdHandleCloser::operator()(nbd_handle* handle) const {
 }
 
 Result<std::unique_ptr<NbdEndpoint>> NbdEndpoint::Connect(const EndpointSpec& spec, Role role,
-                                                          bool debug,
-                                                          const std::string& dirty_bitmap,
-                                                          unsigned timeout_seconds) {
-  std::string dirty_context =
-      dirty_bitmap.empty() ? std::string() : kDirtyBitmapPrefix + dirty_bitmap;
+                                                          const NbdSettings& settings) {
+  std::string dirty_context = settings.dirty_bitmap.empty()
+                                  ? std::string()
+                                  : kDirtyBitmapPrefix + settings.dirty_bitmap;
   std::string name = DisplayName(spec);
-  Result<NbdHandle> handle = CreateHandle(name, role, debug, dirty_context);
+  Result<NbdHandle> handle = CreateHandle(name, role, settings.debug, dirty_context);
   if (!handle.ok()) return handle.status();
   nbd_handle* h = handle->get();
   Result<UriTls> tls = ApplyUriTls(h, spec, name);
@@ -99,9 +98,8 @@ Result<std::unique_ptr<NbdEndpoint>> NbdEndpoint::Connect(const EndpointSpec& sp
   if (StartConnecting(h, spec) == -1) {
     return Status::Error(name + ": " + ExplainConnectFailure(*tls, LibnbdError()));
   }
-  std::unique_ptr<NbdEndpoint> endpoint(new NbdEndpoint(spec, role, debug, dirty_bitmap,
-                                                        std::move(dirty_context), timeout_seconds,
-                                                        std::move(handle).value()));
+  std::unique_ptr<NbdEndpoint> endpoint(new NbdEndpoint(
+      spec, role, settings, std::move(dirty_context), std::move(handle).value()));
   if (!endpoint->FinishConnecting()) {
     const std::string& why = endpoint->connection_error_;
     return Status::Error(name + ": " +
@@ -109,6 +107,39 @@ Result<std::unique_ptr<NbdEndpoint>> NbdEndpoint::Connect(const EndpointSpec& sp
   }
   if (Status status = endpoint->ReadCapabilities(); !status.ok()) return status;
   return endpoint;
+}
+
+Status NbdEndpoint::ConnectOnce() {
+  Result<NbdHandle> handle = CreateHandle(name_, role_, settings_.debug, dirty_context_);
+  if (!handle.ok()) return handle.status();
+  Result<UriTls> tls = ApplyUriTls(handle->get(), spec_, name_);
+  if (!tls.ok()) return tls.status();
+  if (StartConnecting(handle->get(), spec_) == -1) {
+    return Status::Error(ExplainConnectFailure(*tls, LibnbdError()));
+  }
+  handle_ = std::move(handle).value();  // closes the dead one
+  connection_error_.clear();
+  if (!FinishConnecting()) {
+    return Status::Error(
+        ExplainConnectFailure(*tls, connection_error_.empty() ? LibnbdError() : connection_error_));
+  }
+  const EndpointInfo before = info_;
+  const bool could_zero = can_zero_;
+  if (Status status = ReadCapabilities(); !status.ok()) return status;
+  // The copy planned with these: a server that changed them is another one.
+  const EndpointInfo& now = info_;
+  if (now.size != before.size || now.read_only != before.read_only ||
+      now.can_flush != before.can_flush || now.can_multi_conn != before.can_multi_conn ||
+      now.can_extents != before.can_extents || can_zero_ != could_zero ||
+      now.min_block_size != before.min_block_size ||
+      now.max_block_size != before.max_block_size) {
+    gave_up_ = true;
+    return Status::Error(fmt::format(
+        "the server came back with another export (size {} was {}, or its flags or block sizes "
+        "changed)",
+        now.size.value_or(0), before.size.value_or(0)));
+  }
+  return Status::Ok();
 }
 
 Status NbdEndpoint::ReadCapabilities() {
@@ -170,7 +201,7 @@ NbdEndpoint::~NbdEndpoint() {
 }
 
 Result<std::unique_ptr<Endpoint>> NbdEndpoint::Connect() {
-  auto other = NbdEndpoint::Connect(spec_, role_, debug_, dirty_bitmap_, timeout_);
+  auto other = NbdEndpoint::Connect(spec_, role_, settings_);
   if (!other.ok()) return other.status();
   return std::unique_ptr<Endpoint>(std::move(other).value());
 }

@@ -11,11 +11,22 @@
 // (nbd_read_coverage.h), and only the first block-status chunk of a reply
 // is believed (nbd_extents.h).
 //
+// With `retry` > 0, a connection by URI that dies (the peer closes or
+// resets it, or falls silent past the limit) is re-established (the same
+// export and TLS settings, its size and flags checked unchanged) after 1 s,
+// 2 s, 4 s ... up to `retry` attempts since it last carried a request, and
+// every command in flight on it is issued again: NBD reads, writes, zeroes
+// and flushes are idempotent. A block-status request is not: it fails, and
+// the copy treats its range as data. An error reply from a live server is
+// no dropped connection and fails as always; a "[ CMD ]" server is never
+// reconnected.
+//
 // The implementation, by concern: nbd_connect.cc (handle setup, TLS,
 // handshake, capabilities, disconnect), nbd_poll.cc (poll interest and the
 // silence limit), nbd_commands.cc (asynchronous commands and their
 // errors), nbd_sync.cc (the synchronous calls, run over the asynchronous
-// ones), nbd_extents.cc (block-status replies as extents).
+// ones), nbd_extents.cc (block-status replies as extents),
+// nbd_reconnect.cc (re-establishing a dropped connection).
 //
 // Ownership and thread safety: an NbdEndpoint owns its libnbd handle and
 // both belong to one worker thread. libnbd runs our callbacks only inside
@@ -33,6 +44,7 @@
 
 #include "endpoints/endpoint_spec.h"
 #include "endpoints/nbd/nbd_read_coverage.h"
+#include "endpoints/reconnect_notices.h"
 #include "nbdcopy/endpoint.h"
 
 struct nbd_handle;
@@ -48,18 +60,24 @@ struct NbdHandleCloser {
 };
 using NbdHandle = std::unique_ptr<nbd_handle, NbdHandleCloser>;
 
+struct NbdSettings {
+  bool debug = false;  // libnbd's debug messages (stderr)
+  // Non-empty: ask for the meta context "qemu:dirty-bitmap:NAME" as well and
+  // fail unless the server offers it; Extents() then marks the unchanged
+  // ranges clean.
+  std::string dirty_bitmap;
+  // How long the server may stay silent while something waits for it; 0
+  // waits forever.
+  unsigned timeout_seconds = 0;
+  unsigned retry = 0;  // attempts to re-establish a dropped connection (URIs only)
+  std::shared_ptr<ReconnectNotices> notices;  // may be null
+};
+
 class NbdEndpoint : public Endpoint {
  public:
-  // REQUIRES spec.kind is kNbdUri or kCommand. debug turns on libnbd's
-  // debug messages (stderr). A non-empty dirty_bitmap asks for the meta
-  // context "qemu:dirty-bitmap:NAME" as well and fails unless the server
-  // offers it; Extents() then marks the unchanged ranges clean.
-  // timeout_seconds: how long the server may stay silent while something
-  // waits for it; 0 waits forever.
+  // REQUIRES spec.kind is kNbdUri or kCommand.
   static Result<std::unique_ptr<NbdEndpoint>> Connect(const EndpointSpec& spec, Role role,
-                                                      bool debug,
-                                                      const std::string& dirty_bitmap = "",
-                                                      unsigned timeout_seconds = 0);
+                                                      const NbdSettings& settings);
   ~NbdEndpoint() override;
 
   const std::string& name() const override { return name_; }
@@ -70,6 +88,7 @@ class NbdEndpoint : public Endpoint {
   Status Flush() override;
   Status Extents(uint64_t offset, uint64_t length, std::vector<Extent>* out) override;
   Result<std::unique_ptr<Endpoint>> Connect() override;
+  uint64_t reconnections() const override { return reconnections_; }
 
   void StartRead(uint64_t offset, std::span<std::byte> buffer, uint64_t tag) override;
   void StartWrite(uint64_t offset, std::span<const std::byte> data, uint64_t tag) override;
@@ -82,23 +101,30 @@ class NbdEndpoint : public Endpoint {
   using Clock = std::chrono::steady_clock;
   // One asynchronous command: what libnbd's callbacks need to report it.
   // Pooled (commands_ owns them), so a steady copy allocates none.
+  enum class Op { kRead, kWrite, kZero, kFlush, kExtents };
   struct Command {
     NbdEndpoint* endpoint;
-    const char* op;
+    Op kind;
+    const char* op;  // its name in messages
     uint64_t offset;
     uint64_t length;
     uint64_t tag;
     ReadCoverage coverage;  // reads: the chunks the server sent
+    // What issuing it again needs (a reconnect): the caller's buffer,
+    // valid until it completes, and the command's flags.
+    void* buffer = nullptr;
+    uint32_t flags = 0;
+    int error = 0;  // waiting in lost_: the errno it failed with
   };
 
-  NbdEndpoint(const EndpointSpec& spec, Role role, bool debug, std::string dirty_bitmap,
-              std::string dirty_context, unsigned timeout_seconds, NbdHandle handle)
+  NbdEndpoint(const EndpointSpec& spec, Role role, const NbdSettings& settings,
+              std::string dirty_context, NbdHandle handle)
       : spec_(spec),
         role_(role),
-        debug_(debug),
-        dirty_bitmap_(std::move(dirty_bitmap)),
+        settings_(settings),
+        dirty_bitmap_(settings.dirty_bitmap),
         dirty_context_(std::move(dirty_context)),
-        timeout_(timeout_seconds),
+        timeout_(settings.timeout_seconds),
         name_(DisplayName(spec)),
         handle_(std::move(handle)) {}
   // Drives the handshake that nbd_aio_connect* began; false if it failed
@@ -117,9 +143,15 @@ class NbdEndpoint : public Endpoint {
   // Runs `start` (a libnbd call) with the alignment check off for short tails.
   template <typename Call>
   int WithTailAllowed(uint64_t offset, uint64_t length, Call start);
-  Command* NewCommand(const char* op, uint64_t offset, uint64_t length, uint64_t tag);
-  // Records the end of command (error_number 0 = success) and recycles it.
+  Command* NewCommand(Op kind, const char* op, uint64_t offset, uint64_t length, uint64_t tag);
+  // Sends command to the server (again, after a reconnect); a call libnbd
+  // refuses becomes its completion.
+  void Issue(Command* command);
+  // Records the end of command (error_number 0 = success) and recycles
+  // it, or keeps it in lost_ when the error may mean a dropped connection.
   void Finish(Command* command, int error_number);
+  // Records the end of command: its completion, and recycles it.
+  void Complete(Command* command, int error_number);
   // A Start* call that libnbd refused: report it as a completion.
   void FailToStart(Command* command);
   static int OnCommandDone(void* user_data, int* error);
@@ -140,6 +172,18 @@ class NbdEndpoint : public Endpoint {
   // Gives up on a silent server: ends the connection, which fails every
   // command waiting on it.
   void Abandon();
+  // Ends the connection from our side; libnbd fails what is in flight.
+  void HangUp();
+  // Whether a dead connection may be re-established (--retry).
+  bool MayReconnect() const;
+  // After a libnbd call returned: if the connection died and may be
+  // re-established, does so and issues the lost commands again, or fails
+  // them when it cannot. Returns true if it reconnected.
+  bool Recover();
+  // Connects again, with backoff, up to the attempts left; checks the
+  // export is unchanged.
+  [[nodiscard]] Status Reconnect(const std::string& reason);
+  [[nodiscard]] Status ConnectOnce();
   // Gives the commands libnbd aborted (ENOTCONN) the reason the
   // connection died, once known.
   void ExplainAborted();
@@ -150,7 +194,7 @@ class NbdEndpoint : public Endpoint {
 
   const EndpointSpec spec_;
   const Role role_;
-  const bool debug_;
+  const NbdSettings settings_;
   const std::string dirty_bitmap_;   // "" or the bitmap's NAME
   const std::string dirty_context_;  // "" or "qemu:dirty-bitmap:NAME"
   const unsigned timeout_;           // seconds; 0: none
@@ -169,6 +213,11 @@ class NbdEndpoint : public Endpoint {
     uint64_t length;
   };
   std::vector<Aborted> aborted_;  // not yet explained
+  std::vector<Command*> lost_;    // in flight when the connection died: to issue again
+  bool recovering_ = false;       // inside Recover()
+  bool gave_up_ = false;          // a reconnect failed: no more attempts
+  unsigned failed_attempts_ = 0;  // since the connection last carried a request
+  uint64_t reconnections_ = 0;
   // Last, so it closes first: closing may still run completion callbacks.
   NbdHandle handle_;
 };

@@ -76,6 +76,7 @@ void NbdEndpoint::OnPollEvents(short revents) {
   }
   if (rc == -1 && connection_error_.empty()) connection_error_ = LibnbdError();
   ExplainAborted();
+  Recover();
 }
 
 void NbdEndpoint::Abandon() {
@@ -84,6 +85,11 @@ void NbdEndpoint::Abandon() {
                           ? std::string("the server did not hang up after the disconnect")
                           : fmt::format("the server sent nothing for {} second{} (see --timeout)",
                                         timeout_, timeout_ == 1 ? "" : "s");
+  HangUp();
+}
+
+void NbdEndpoint::HangUp() {
+  nbd_handle* h = handle_.get();
   // libnbd has no call to drop a connection; ending the socket makes it
   // see the end of the stream, fail every command and turn dead.
   int fd = nbd_aio_get_fd(h);
@@ -94,6 +100,7 @@ void NbdEndpoint::Abandon() {
 }
 
 bool NbdEndpoint::PollOnce() {
+  if (!recovering_) Recover();
   nbd_handle* h = handle_.get();
   if (nbd_aio_is_dead(h) == 1 || nbd_aio_is_closed(h) == 1) {
     if (connection_error_.empty()) connection_error_ = "the server closed the connection";

@@ -18,13 +18,6 @@ namespace {
 // are small slot numbers.
 constexpr uint64_t kSyncTag = std::numeric_limits<uint64_t>::max();
 
-// libnbd's block-status callback: runs inside libnbd, records only.
-int CollectExtents(void* user_data, const char* metacontext, uint64_t offset, uint32_t* entries,
-                   size_t count, int* error) {
-  static_cast<BlockStatusReply*>(user_data)->AddChunk(metacontext, {entries, count});
-  return 0;
-}
-
 }  // namespace
 
 template <typename Start>
@@ -70,26 +63,16 @@ Status NbdEndpoint::Zero(uint64_t offset, uint64_t length, bool allocate) {
 
 Status NbdEndpoint::Flush() {
   if (!info_.can_flush) return Status::Ok();
-  return RunSync([&] {
-    Command* command = NewCommand("flush", 0, 0, kSyncTag);
-    nbd_completion_callback done = {
-        .callback = OnCommandDone, .user_data = command, .free = nullptr};
-    if (nbd_aio_flush(handle_.get(), done, 0) == -1) FailToStart(command);
-  });
+  return RunSync([&] { Issue(NewCommand(Op::kFlush, "flush", 0, 0, kSyncTag)); });
 }
 
 Status NbdEndpoint::BlockStatus(uint64_t offset, uint64_t length, std::vector<Extent>* out) {
   // One request answers both contexts, when a dirty bitmap was asked for.
   BlockStatusReply reply(offset, length, dirty_context_);
   Status status = RunSync([&] {
-    Command* command = NewCommand("extents", offset, length, kSyncTag);
-    nbd_extent_callback extents = {
-        .callback = CollectExtents, .user_data = &reply, .free = nullptr};
-    nbd_completion_callback done = {
-        .callback = OnCommandDone, .user_data = command, .free = nullptr};
-    if (nbd_aio_block_status(handle_.get(), length, offset, extents, done, 0) == -1) {
-      FailToStart(command);
-    }
+    Command* command = NewCommand(Op::kExtents, "extents", offset, length, kSyncTag);
+    command->buffer = &reply;
+    Issue(command);
   });
   if (!status.ok()) return status;
   if (!std::move(reply).Finish(out)) {

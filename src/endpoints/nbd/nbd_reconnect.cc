@@ -1,0 +1,111 @@
+// NbdEndpoint's --retry: a connection that died is re-established and the
+// commands lost with it are issued again.
+#include <fmt/format.h>
+#include <libnbd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <thread>
+
+#include "endpoints/nbd/nbd_endpoint.h"
+#include "nbdcopy/cancel.h"
+
+namespace nbdcopy {
+
+namespace {
+
+constexpr auto kFirstBackoff = std::chrono::seconds(1);
+constexpr auto kLongestBackoff = std::chrono::seconds(60);
+
+// Sleeps, waking for a cancel; false if one was asked.
+bool SleepUnlessCancelled(std::chrono::steady_clock::duration duration) {
+  const auto until = std::chrono::steady_clock::now() + duration;
+  while (std::chrono::steady_clock::now() < until) {
+    if (CancelRequested()) return false;
+    std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(
+        std::chrono::milliseconds(100), until - std::chrono::steady_clock::now()));
+  }
+  return !CancelRequested();
+}
+
+}  // namespace
+
+bool NbdEndpoint::MayReconnect() const {
+  return settings_.retry > 0 && spec_.kind == EndpointKind::kNbdUri && !disconnecting_ &&
+         !gave_up_;
+}
+
+bool NbdEndpoint::Recover() {
+  if (recovering_) return false;
+  nbd_handle* h = handle_.get();
+  bool dead = nbd_aio_is_dead(h) == 1 || nbd_aio_is_closed(h) == 1;
+  // NBD_ESHUTDOWN: the server says it is going away; its connection with it.
+  if (!dead && MayReconnect() && std::any_of(lost_.begin(), lost_.end(), [](Command* command) {
+        return command->error == ESHUTDOWN;
+      })) {
+    connection_error_ = "the server is shutting down";
+    HangUp();
+    dead = true;
+  }
+  if (!MayReconnect() || !dead) {
+    // The connection lives: those were a live server's error replies.
+    std::vector<Command*> replied;
+    replied.swap(lost_);
+    for (Command* command : replied) Complete(command, command->error);
+    if (!replied.empty()) ExplainAborted();
+    return false;
+  }
+  recovering_ = true;
+  ExplainAborted();  // block-status requests fail with the reason
+  const std::string reason =
+      connection_error_.empty() ? std::string("the server closed the connection") : connection_error_;
+  Status status = Reconnect(reason);
+  recovering_ = false;
+  std::vector<Command*> lost;
+  lost.swap(lost_);
+  if (!status.ok()) {
+    gave_up_ = true;
+    connection_error_ = status.message();
+    for (Command* command : lost) {
+      completions_.push_back(Completion{
+          command->tag, OpError(command->op, command->offset, command->length, status.message())});
+      free_commands_.push_back(command);
+    }
+    return false;
+  }
+  for (Command* command : lost) Issue(command);
+  return true;
+}
+
+Status NbdEndpoint::Reconnect(const std::string& reason) {
+  const unsigned attempts = settings_.retry;
+  auto notice = [this](const std::string& line) {
+    if (settings_.notices && settings_.notices->notice) settings_.notices->notice(name_ + ": " + line);
+  };
+  std::string why = reason;
+  while (failed_attempts_ < attempts) {
+    const unsigned attempt = ++failed_attempts_;
+    const auto backoff = std::min<std::chrono::steady_clock::duration>(
+        kLongestBackoff, kFirstBackoff * (1u << std::min(attempt - 1, 6u)));
+    notice(fmt::format("connection lost ({}); reconnecting in {} s (attempt {} of {})", why,
+                       std::chrono::duration_cast<std::chrono::seconds>(backoff).count(), attempt,
+                       attempts));
+    if (!SleepUnlessCancelled(backoff)) return Status::Error("interrupted while reconnecting");
+    Status status = ConnectOnce();
+    if (status.ok()) {
+      ++reconnections_;
+      if (settings_.notices) settings_.notices->reconnections.fetch_add(1);
+      notice(fmt::format("reconnected (attempt {} of {})", attempt, attempts));
+      return Status::Ok();
+    }
+    if (gave_up_) return status;  // another export: no point trying again
+    why = status.message();
+  }
+  return Status::Error(fmt::format(
+      "the connection was lost ({}) and could not be re-established in {} attempt{} (--retry={}): "
+      "{}",
+      reason, attempts, attempts == 1 ? "" : "s", attempts, why));
+}
+
+}  // namespace nbdcopy

@@ -1,0 +1,85 @@
+# Helpers for the checkpoint-*.sh tests (--checkpoint=FILE, a GNU ddrescue
+# mapfile).  Source after lib.sh.  The file is read by checkpoint_tool.py
+# (our own parser) and by ddrescuelog, never by the binary under test.
+
+require_cmd ddrescuelog
+
+# ctool ARGS...: checkpoint_tool.py (see its header for the sub-commands).
+ctool() {
+    local py=/usr/bin/python3
+    [[ -x $py ]] || py=$(command -v python3)
+    "$py" "$TEST_LIB/checkpoint_tool.py" "$@"
+}
+
+# assert_map MAP WHAT: MAP is a whole checkpoint file (never empty nor
+# partial): our parser accepts it and so does "ddrescuelog -t". Sets
+# MAP_DONE (bytes marked done), MAP_SIZE and MAP_RUNS (done runs).
+assert_map() {
+    local map=$1 what=$2 out
+    [[ -f $map ]] || fail "$what: $map does not exist"
+    out=$(ctool check "$map" 2>&1) || fail "$what: $out"
+    read -r MAP_DONE MAP_SIZE MAP_RUNS <<<"$out"
+    ddrescuelog -t "$map" >"$T/ddrescuelog.out" 2>&1 ||
+        fail "$what: ddrescuelog -t rejects $map: $(head -n 3 "$T/ddrescuelog.out")"
+}
+
+# assert_map_done_status MAP WHAT: "ddrescuelog -D" exits 0 exactly when
+# MAP marks every byte done (after assert_map).
+assert_map_done_status() {
+    local rc=0
+    ddrescuelog -D "$1" >/dev/null 2>&1 || rc=$?
+    if ((MAP_DONE == MAP_SIZE)); then
+        [[ $rc -eq 0 ]] || fail "$2: ddrescuelog -D exits $rc for a finished $1"
+    else
+        [[ $rc -ne 0 ]] || fail "$2: ddrescuelog -D exits 0 for $1 with $MAP_DONE of $MAP_SIZE done"
+    fi
+}
+
+# _map_done MAP: bytes MAP marks done, or -1 when it is not there (or not
+# readable as a whole file: the poll below treats that as "no progress",
+# assert_map reports it).
+_map_done() {
+    local out
+    out=$(ctool check "$1" 2>/dev/null) || { echo -1; return 0; }
+    echo "${out%% *}"
+}
+
+# kill_after_checkpoint MAP EXTRA ARGS...: runs nbdcopy ARGS in the
+# background, in a process group of its own; waits (at most 60 s) until
+# MAP marks more bytes done than it did before the run (a checkpoint of
+# this run), then EXTRA seconds more, then SIGKILLs nbdcopy (alone) and
+# waits for the rest of its process group (a "[ CMD ]" server it started)
+# to be gone.  Sets KILL_RC: 137 when killed, 0 when the copy finished
+# first; any other status fails.  stderr in $T/kill.err.
+kill_after_checkpoint() {
+    local map=$1 extra=$2 before pid i now=-1
+    shift 2
+    before=$(_map_done "$map")
+    ((before >= 0)) || before=0
+    rm -f "$T/kill.err"
+    setsid "$NBDCOPY" "$@" 2>"$T/kill.err" &
+    pid=$!
+    for i in $(seq 1200); do
+        _alive "$pid" || break
+        now=$(_map_done "$map")
+        ((now > before)) && break
+        sleep 0.05
+    done
+    if _alive "$pid"; then
+        ((now > before)) || { kill -9 "$pid"; fail "no checkpoint in 60 s: nbdcopy $*"; }
+        sleep "$extra"
+        kill -9 "$pid" 2>/dev/null || true
+    fi
+    KILL_RC=0
+    wait "$pid" 2>/dev/null || KILL_RC=$?  # (no "Killed" line from bash)
+    for i in $(seq 300); do
+        pgrep -g "$pid" >/dev/null || break
+        sleep 0.05
+    done
+    if pgrep -g "$pid" >/dev/null; then
+        kill -9 -- "-$pid" 2>/dev/null || true
+        fail "the process group of the killed nbdcopy outlived it by 15 s: $(pgrep -a -g "$pid")"
+    fi
+    [[ $KILL_RC -eq 137 || $KILL_RC -eq 0 ]] ||
+        fail "nbdcopy exited $KILL_RC before it was killed: $(head -c 300 "$T/kill.err"): nbdcopy $*"
+}

@@ -1,0 +1,205 @@
+#!/usr/bin/env python3
+"""Reads --checkpoint files (GNU ddrescue mapfiles) and the nbdkit log of a
+resumed copy's source, for the checkpoint-*.sh tests.  Independent of the
+binary under test: it parses the text itself.
+
+A mapfile, as nbdcopy writes it: comment lines ("#"; the identity lines
+"# nbdcopy-KEY: VALUE" among them), then the status line "pos status pass",
+then block lines "pos size status" (hex), contiguous from 0 to the
+nbdcopy-size, '+' done, '?' not done.
+
+Sub-commands (results on one line on stdout; a malformed file exits 1 with
+the reason on stderr):
+  check MAP            the file is whole and consistent (the header line,
+                       every identity line, the status line, blocks covering
+                       [0, size) exactly, a status line that agrees with the
+                       blocks, a final newline): prints "DONE SIZE RUNS"
+  done MAP             the done ranges, "OFF+LEN,..." (merged; empty: none)
+  donebytes MAP [A]    bytes the done ranges keep once each is shrunk inward
+                       to whole blocks of A (an end at the size is kept), as
+                       a resumed copy of alignment A skips them
+  ddrescue-rescued MAP the "rescued:" value of "ddrescuelog -t" for the done
+                       bytes, as ddrescuelog formats it ("1999 kB", "4096 B")
+  lost MAP OLD         bytes OLD (another mapfile) marks done that MAP does not
+  identity MAP KEY     the value of "# nbdcopy-KEY:"
+  samples MAP          the reads a run makes before it copies anything, as
+                       "OFF+LEN,...": the fingerprint (up to 16 blocks of
+                       64 KiB spread over the source) and the check of the
+                       destination (up to 8 done runs, their first 64 KiB)
+  reads MAP LOG A      what the Read requests of LOG (nbdkit's log filter on
+                       the source of a run resumed from MAP) did, with the
+                       sample reads (above) taken out, each matched once:
+                       "SAMPLE_READS COPY_READS COPY_BYTES INSIDE" where
+                       INSIDE is the bytes of copy reads inside the done
+                       ranges shrunk inward to A (none may be re-read)
+"""
+
+import re
+import sys
+
+START = re.compile(
+    r"connection=(\d+) (\w+) id=(\d+) offset=0x([0-9a-fA-F]+) count=0x([0-9a-fA-F]+)")
+SAMPLE = 64 * 1024
+FINGERPRINT_SAMPLES = 16
+DESTINATION_SAMPLES = 8
+
+
+class Bad(Exception):
+    pass
+
+
+def parse(path):
+    """(identity dict, size, [(off, len, status)]) of a mapfile, checked."""
+    with open(path, "rb") as f:
+        raw = f.read()
+    if not raw:
+        raise Bad(f"{path}: empty")
+    if not raw.endswith(b"\n"):
+        raise Bad(f"{path}: the last line has no newline (a partial write?)")
+    lines = raw.decode("utf-8", "replace").split("\n")[:-1]
+    if not lines[0].startswith("# Mapfile. Created by nbdcopy"):
+        raise Bad(f"{path}: line 1 is not the header: {lines[0]!r}")
+    identity, status, blocks = {}, None, []
+    for number, line in enumerate(lines, 1):
+        if line.startswith("#"):
+            m = re.match(r"# nbdcopy-([a-z]+):(?: (.*))?$", line)
+            if m:
+                if m.group(1) in identity:
+                    raise Bad(f"{path}: line {number}: a second nbdcopy-{m.group(1)}")
+                identity[m.group(1)] = m.group(2) or ""
+            continue
+        words = line.split()
+        if not words:
+            continue
+        if status is None:
+            if len(words) != 3 or words[1] not in "?+" or len(words[1]) != 1:
+                raise Bad(f"{path}: line {number}: not a status line: {line!r}")
+            status = (int(words[0], 16), words[1], number)
+            continue
+        if len(words) != 3 or words[2] not in ("+", "?"):
+            raise Bad(f"{path}: line {number}: not a block line: {line!r}")
+        blocks.append((int(words[0], 16), int(words[1], 16), words[2], number))
+    for key in ("source", "destination", "size", "settings", "fingerprint"):
+        if key not in identity:
+            raise Bad(f"{path}: no nbdcopy-{key} line")
+    if status is None:
+        raise Bad(f"{path}: no status line")
+    size = int(identity["size"])
+    pos = 0
+    for off, n, st, number in blocks:
+        if off != pos or n == 0:
+            raise Bad(f"{path}: line {number}: block at {off:#x}+{n:#x}, expected one at {pos:#x}")
+        pos = off + n
+    if pos != size:
+        raise Bad(f"{path}: the blocks end at {pos:#x}, not at the size {size:#x}")
+    todo = [off for off, n, st, _ in blocks if st == "?"]
+    want = (todo[0], "?") if todo else (size, "+")
+    if status[:2] != want:
+        raise Bad(f"{path}: line {status[2]}: status {status[0]:#x} {status[1]}, "
+                  f"expected {want[0]:#x} {want[1]}")
+    return identity, size, [(off, n, st) for off, n, st, _ in blocks]
+
+
+def done_runs(blocks):
+    runs = []
+    for off, n, st in blocks:
+        if st != "+":
+            continue
+        if runs and runs[-1][1] == off:
+            runs[-1][1] = off + n
+        else:
+            runs.append([off, off + n])
+    return [(a, b) for a, b in runs]
+
+
+def aligned_inward(runs, alignment, size):
+    out = []
+    for a, b in runs:
+        a2 = (a + alignment - 1) // alignment * alignment
+        b2 = b if b >= size else b // alignment * alignment
+        if b2 > a2:
+            out.append((a2, b2))
+    return out
+
+
+def samples(size, runs):
+    """The (offset, length) reads made before copying, in order."""
+    out = []
+    blocks = (size + SAMPLE - 1) // SAMPLE
+    count = min(blocks, FINGERPRINT_SAMPLES)
+    for i in range(count):
+        block = 0 if count == 1 else i * (blocks - 1) // (count - 1)
+        out.append((block * SAMPLE, min(SAMPLE, size - block * SAMPLE)))
+    count = min(len(runs), DESTINATION_SAMPLES)
+    for i in range(count):
+        a, b = runs[0 if count == 1 else i * (len(runs) - 1) // (count - 1)]
+        out.append((a, min(b - a, SAMPLE)))
+    return out
+
+
+def reads(log):
+    out = []
+    with open(log, errors="replace") as f:
+        for line in f:
+            m = START.search(line)
+            if m and m.group(2) == "Read":
+                out.append((int(m.group(4), 16), int(m.group(5), 16)))
+    return out
+
+
+def ddrescue_number(n):
+    units = ["B", "kB", "MB", "GB", "TB", "PB"]
+    i = 0
+    while n > 999999:
+        n //= 1000
+        i += 1
+    return f"{n} {units[i]}"
+
+
+def main(argv):
+    cmd, path = argv[1], argv[2]
+    try:
+        identity, size, blocks = parse(path)
+    except (Bad, ValueError, OSError) as e:
+        sys.exit(f"checkpoint_tool: {e}")
+    runs = done_runs(blocks)
+    if cmd == "check":
+        print(sum(b - a for a, b in runs), size, len(runs))
+    elif cmd == "done":
+        print(",".join(f"{a}+{b - a}" for a, b in runs))
+    elif cmd == "donebytes":
+        alignment = int(argv[3]) if len(argv) > 3 else 1
+        print(sum(b - a for a, b in aligned_inward(runs, alignment, size)))
+    elif cmd == "ddrescue-rescued":
+        print(ddrescue_number(sum(b - a for a, b in runs)))
+    elif cmd == "lost":
+        try:
+            _, _, old = parse(argv[3])
+        except (Bad, ValueError, OSError) as e:
+            sys.exit(f"checkpoint_tool: {e}")
+        print(sum(b - a - sum(max(0, min(b, y) - max(a, x)) for x, y in runs)
+                  for a, b in done_runs(old)))
+    elif cmd == "identity":
+        print(identity[argv[3]])
+    elif cmd == "samples":
+        print(",".join(f"{a}+{n}" for a, n in samples(size, runs)))
+    elif cmd == "reads":
+        log, alignment = argv[3], int(argv[4])  # reads MAP LOG A
+        pending = samples(size, runs)
+        inside_ranges = aligned_inward(runs, alignment, size)
+        sampled = copies = copied = inside = 0
+        for off, n in reads(log):
+            if (off, n) in pending:
+                pending.remove((off, n))
+                sampled += 1
+                continue
+            copies += 1
+            copied += n
+            inside += sum(max(0, min(off + n, b) - max(off, a)) for a, b in inside_ranges)
+        print(sampled, copies, copied, inside)
+    else:
+        sys.exit("checkpoint_tool: unknown sub-command " + cmd)
+
+
+if __name__ == "__main__":
+    main(sys.argv)
