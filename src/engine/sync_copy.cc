@@ -71,14 +71,21 @@ Status CopyFront(Endpoint& source, Endpoint& destination, SyncWriter& writer, Cl
 // was re-established, the ranges to copy again go back to the map.
 Status Checkpoint(Checkpointer& checkpointer, Endpoint& destination, WorkMap& map,
                   uint64_t* reconnections, bool final) {
-  Status status;
-  if (final || checkpointer.Due()) status = checkpointer.Checkpoint(destination);
+  // A loss first: a flush after it must not vouch for what it lost.
   RangeSet redo = checkpointer.TakeRedo();
   if (destination.reconnections() != *reconnections) {
     *reconnections = destination.reconnections();
     redo.Add(checkpointer.DestinationLost());
   }
   map.Redo(redo);
+  if (!final && !checkpointer.Due()) return Status::Ok();
+  Status status = checkpointer.Checkpoint(destination);
+  // A loss the flush itself met (the last checkpoint leaves it for
+  // another round).
+  if (destination.reconnections() != *reconnections) {
+    *reconnections = destination.reconnections();
+    map.Redo(checkpointer.DestinationLost());
+  }
   return status;
 }
 

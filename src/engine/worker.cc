@@ -80,18 +80,23 @@ void Worker::Run() {
 // again after this worker's destination connection was re-established.
 void Worker::Checkpoint() {
   Checkpointer& checkpointer = *shared_.checkpointer;
+  // A loss first: a flush after it must not vouch for what it lost.
+  auto take_redo = [&] {
+    RangeSet redo = checkpointer.TakeRedo();
+    if (uint64_t seen = destination_.reconnections(); seen != destination_reconnections_) {
+      destination_reconnections_ = seen;
+      redo.Add(checkpointer.DestinationLost());
+    }
+    if (!redo.empty()) {
+      shared_.map.Redo(redo);
+      map_done_ = false;
+    }
+  };
+  take_redo();
   if (!Stopping() && checkpointer.Due()) {
     Status status = checkpointer.Checkpoint(destination_);
     if (!status.ok()) shared_.Fail(std::move(status));
-  }
-  RangeSet redo = checkpointer.TakeRedo();
-  if (uint64_t seen = destination_.reconnections(); seen != destination_reconnections_) {
-    destination_reconnections_ = seen;
-    redo.Add(checkpointer.DestinationLost());
-  }
-  if (!redo.empty()) {
-    shared_.map.Redo(redo);
-    map_done_ = false;
+    take_redo();  // a loss the flush itself met
   }
 }
 
