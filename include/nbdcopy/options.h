@@ -46,6 +46,10 @@ struct Options {
   // --dirty-bitmap=NAME: incremental copy of the ranges the source's
   // "qemu:dirty-bitmap:NAME" meta context marks dirty.
   std::optional<std::string> dirty_bitmap;
+  // --ranges=FILE ("-": stdin): incremental copy of the byte ranges FILE
+  // lists; --ranges-type=N picks the rows of one type of an nbdinfo --map.
+  std::optional<std::string> ranges;
+  std::optional<int64_t> ranges_type;
   // Seconds an NBD server may stay silent while requests wait for it (the
   // handshake included) before the copy fails; 0 waits forever.
   unsigned timeout = 300;

@@ -17,6 +17,8 @@ enum class OptionId {
   kAllocated,
   kDestinationIsZero,
   kDirtyBitmap,
+  kRanges,
+  kRangesType,
   kCheckpoint,
   kRetry,
   kFlush,

@@ -129,6 +129,34 @@ Status ApplySize(const OptionSpec& spec, const std::string& text, Options* optio
   return Status::Ok();
 }
 
+// --ranges, --ranges-type, --checkpoint and --retry.
+Status ApplyLongCopyOption(const OptionSpec& spec, const std::string& value, Options* options) {
+  switch (spec.id) {
+    case OptionId::kRanges:
+      if (value.empty()) return Status::Error("--ranges: needs a file name (or - for stdin)");
+      options->ranges = value;
+      return Status::Ok();
+    case OptionId::kRangesType: {
+      Result<uint64_t> type = ParseNumber(value, INT64_MAX);
+      if (!type.ok()) return type.status().WithPrefix(LongName(spec));
+      options->ranges_type = static_cast<int64_t>(*type);
+      return Status::Ok();
+    }
+    case OptionId::kCheckpoint:
+      if (value.empty()) return Status::Error("--checkpoint: needs a file name");
+      options->checkpoint = value;
+      return Status::Ok();
+    case OptionId::kRetry: {
+      Result<uint64_t> attempts = ParseNumber(value, kMaxRetry);
+      if (!attempts.ok()) return attempts.status().WithPrefix(LongName(spec));
+      options->retry = static_cast<unsigned>(*attempts);
+      return Status::Ok();
+    }
+    default:
+      return Status::Ok();
+  }
+}
+
 }  // namespace
 
 Status ApplyOption(const OptionOccurrence& occurrence, CommandLine* command_line) {
@@ -143,16 +171,11 @@ Status ApplyOption(const OptionOccurrence& occurrence, CommandLine* command_line
     case OptionId::kDirtyBitmap:
       options.dirty_bitmap = value;
       return Status::Ok();
+    case OptionId::kRanges:
+    case OptionId::kRangesType:
     case OptionId::kCheckpoint:
-      if (value.empty()) return Status::Error("--checkpoint: needs a file name");
-      options.checkpoint = value;
-      return Status::Ok();
-    case OptionId::kRetry: {
-      Result<uint64_t> attempts = ParseNumber(value, kMaxRetry);
-      if (!attempts.ok()) return attempts.status().WithPrefix(LongName(spec));
-      options.retry = static_cast<unsigned>(*attempts);
-      return Status::Ok();
-    }
+    case OptionId::kRetry:
+      return ApplyLongCopyOption(spec, value, &options);
     case OptionId::kJson:
       options.json = true;
       options.json_file = occurrence.value;  // a bare --json means stdout

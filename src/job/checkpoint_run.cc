@@ -132,7 +132,8 @@ Result<std::unique_ptr<CheckpointRun>> CheckpointRun::Load(const Options& option
 }
 
 Status CheckpointRun::Check(const Options& options, Endpoint& source, Endpoint& destination,
-                            const std::string& source_name, const std::string& destination_name) {
+                            const std::string& source_name, const std::string& destination_name,
+                            const std::string& extra_settings) {
   for (Endpoint* endpoint : {&source, &destination}) {
     if (endpoint->info().sequential || !endpoint->info().size) {
       return Status::Error(fmt::format("{}: {}: a stream cannot be resumed", option_,
@@ -142,7 +143,7 @@ Status CheckpointRun::Check(const Options& options, Endpoint& source, Endpoint& 
   identity_.source = source_name;
   identity_.destination = destination_name;
   identity_.source_size = *source.info().size;
-  identity_.settings = CheckpointSettings(options);
+  identity_.settings = CheckpointSettings(options) + extra_settings;
   // A different size needs no reading to be refused.
   if (recorded_ && recorded_->identity.source_size != identity_.source_size) {
     identity_.fingerprint = "-";
@@ -163,7 +164,9 @@ Status CheckpointRun::Apply(CopyPlan* plan, bool hashing) {
   if (recorded_) done = recorded_->done.AlignedInward(plan->alignment, identity_.source_size);
   if (!done.empty()) {
     done_ = std::make_shared<const RangeSet>(done);
-    plan->skip_ranges = done_;
+    RangeSet skip = done;
+    if (plan->skip_ranges) skip.Add(*plan->skip_ranges);  // what a --ranges list leaves out
+    plan->skip_ranges = std::make_shared<const RangeSet>(std::move(skip));
     plan->hash_skipped = hashing;
   }
   checkpointer_ = std::make_unique<Checkpointer>(

@@ -49,8 +49,10 @@ class CheckpointRun {
   // now (a FIFO), a checkpoint made for another copy (another source size,
   // content, operands or settings), and a destination that does not hold
   // what the checkpoint says was copied.
+  // extra_settings: more identity words (" ranges=DIGEST" for a list).
   [[nodiscard]] Status Check(const Options& options, Endpoint& source, Endpoint& destination,
-                             const std::string& source_name, const std::string& destination_name);
+                             const std::string& source_name, const std::string& destination_name,
+                             const std::string& extra_settings = "");
 
   // After MakeCopyPlan, before PrepareDestination: the plan skips the done
   // ranges (whole blocks of its alignment; hashed when hashing), and FILE

@@ -17,7 +17,9 @@
 #include "engine/sync_copy.h"
 #include "hash/blkhash.h"
 #include "job/checkpoint_run.h"
+#include "job/copy_and_hash.h"
 #include "job/progress.h"
+#include "job/ranges_run.h"
 #include "job/report.h"
 #include "job/run_output.h"
 #include "nbdcopy/cancel.h"
@@ -70,80 +72,13 @@ Status CheckOptions(const Options& options, const EndpointSpec& destination) {
   return Status::Ok();
 }
 
-void PrintStats(const CopyStats& stats) {
-  std::fprintf(stderr,
-               "nbdcopy: workers=%u max_requests_in_flight=%u max_bytes_in_flight=%llu "
-               "read=%llu written=%llu zeroed=%llu skipped=%llu cloned=%llu maps=%llu extents=%llu "
-               "unmapped=%llu\n",
-               stats.workers, stats.max_requests_in_flight,
-               static_cast<unsigned long long>(stats.max_bytes_in_flight),
-               static_cast<unsigned long long>(stats.bytes_read),
-               static_cast<unsigned long long>(stats.bytes_written),
-               static_cast<unsigned long long>(stats.bytes_zeroed),
-               static_cast<unsigned long long>(stats.bytes_skipped),
-               static_cast<unsigned long long>(stats.bytes_cloned),
-               static_cast<unsigned long long>(stats.map.windows_asked),
-               static_cast<unsigned long long>(stats.map.extents),
-               static_cast<unsigned long long>(stats.map.bytes_unasked));
-}
-
-// Runs the right engine; returns the source's digest when hashing.
-// *stats receives the engine's statistics, even after a failure.
-Result<std::string> CopyAndHash(const Options& options, const CopyPlan& plan, Endpoint& source,
-                                Endpoint& destination, Progress& progress,
-                                const BlkhashSpec* hash_spec, uint64_t* length, CopyStats* stats,
-                                Checkpointer* checkpointer = nullptr) {
-  std::unique_ptr<Blkhash> hash;
-  if (hash_spec != nullptr) {
-    auto created = Blkhash::Create(*hash_spec);
-    if (!created.ok()) return created.status();
-    hash = std::move(created).value();
-  }
-  if (plan.synchronous) {
-    std::optional<SequentialBlkhash> sequential;
-    if (hash) sequential.emplace(*hash);
-    Status status = SyncCopy(plan, source, destination, progress,
-                             sequential ? &*sequential : nullptr, length, stats, checkpointer);
-    if (options.verbose) PrintStats(*stats);
-    if (!status.ok()) return status;
-    if (!sequential) return std::string();
-    return sequential->Finish();
-  }
-  Status status =
-      ParallelCopy(plan, source, destination, progress, hash.get(), stats, checkpointer);
-  if (options.verbose) PrintStats(*stats);
-  if (!status.ok()) return status;
-  *length = *source.info().size;
-  if (!hash) return std::string();
-  return hash->Finish(*length);
-}
-
-// Reads the first `length` bytes of an endpoint (the destination, or the
-// source of an incremental copy) and hashes them.
-Result<std::string> HashImage(const Options& options, const CopyPlan& copy_plan, Endpoint& endpoint,
-                              uint64_t length, const BlkhashSpec& spec) {
-  PrefixEndpoint image(endpoint, length);
-  NullEndpoint discard;
-  CopyPlan plan = copy_plan;
-  plan.flush = false;
-  plan.skip_zero_ranges = false;
-  plan.use_extents = endpoint.info().can_extents;
-  plan.zero_extents = true;
-  plan.incremental = false;  // every byte
-  plan.sparse_size = 0;      // nothing is written
-  plan.synchronous = false;
-  Progress silent(ProgressMode::kNone, -1, length);
-  uint64_t hashed = 0;
-  CopyStats stats;
-  return CopyAndHash(options, plan, image, discard, silent, &spec, &hashed, &stats);
-}
-
 // The two endpoints of a run, opened.
 struct EndpointPair {
   std::unique_ptr<Endpoint> source;
   std::unique_ptr<Endpoint> destination;
   bool null_destination = false;  // null: (an incremental copy's dry run)
   std::unique_ptr<CheckpointRun> checkpoint;  // --checkpoint
+  std::optional<RangeSet> listed;             // --ranges
 };
 
 // Classifies and checks the operands and options, then opens the source
@@ -156,15 +91,22 @@ Result<EndpointPair> OpenEndpoints(const Options& options, RunReport* report,
   if (!destination_spec.ok()) return destination_spec.status();
   report->source = DisplayName(*source_spec);
   report->dirty_bitmap = options.dirty_bitmap;
+  report->ranges_file = options.ranges;
   report->destination = DisplayName(*destination_spec);
   if (Status status = CheckOptions(options, *destination_spec); !status.ok()) return status;
   if (Status status = CheckNotSameFile(*source_spec, *destination_spec); !status.ok()) {
     return status;
   }
-  const bool incremental = options.dirty_bitmap.has_value();
+  const bool incremental = options.dirty_bitmap.has_value() || options.ranges.has_value();
   if (incremental) {
     Status status = CheckIncrementalOptions(options, *source_spec, *destination_spec);
     if (!status.ok()) return status;
+  }
+  std::optional<std::string> ranges_text;
+  if (options.ranges) {
+    Result<std::string> text = ReadRangesText(options);
+    if (!text.ok()) return text.status();
+    ranges_text = std::move(text).value();
   }
   std::unique_ptr<CheckpointRun> checkpoint;
   if (options.checkpoint) {
@@ -182,6 +124,14 @@ Result<EndpointPair> OpenEndpoints(const Options& options, RunReport* report,
   auto source = OpenEndpoint(*source_spec, Role::kSource, source_flags);
   if (!source.ok()) return source.status();
   report->size = (*source)->info().size;
+  std::optional<RangeSet> listed;
+  if (ranges_text) {  // CheckIncrementalOptions refused a stream source
+    Result<RangeSet> parsed = ParseListedRanges(options, *ranges_text, *report->size);
+    if (!parsed.ok()) return parsed.status();
+    listed = std::move(parsed).value();
+    report->listed_bytes = listed->bytes();
+    report->listed_ranges = listed->size();
+  }
   OpenFlags destination_flags = flags;
   // A resumed copy continues the destination it began.
   destination_flags.must_exist = incremental || (checkpoint && checkpoint->resuming());
@@ -195,31 +145,15 @@ Result<EndpointPair> OpenEndpoints(const Options& options, RunReport* report,
     if (!status.ok()) return status;
   }
   if (checkpoint) {
-    Status status =
-        checkpoint->Check(options, **source, **destination, report->source, report->destination);
+    // Another list is another copy.
+    std::string settings = listed ? " ranges=" + RangesDigest(*listed) : "";
+    Status status = checkpoint->Check(options, **source, **destination, report->source,
+                                      report->destination, settings);
     if (!status.ok()) return status;
   }
   return EndpointPair{std::move(source).value(), std::move(destination).value(),
-                      destination_spec->kind == EndpointKind::kNull, std::move(checkpoint)};
-}
-
-// --verify: reads the destination back and compares its digest with the
-// source's.
-Status Verify(const Options& options, const CopyPlan& plan, Endpoint& destination, uint64_t length,
-              const BlkhashSpec& spec, const std::string& digest, RunReport* report) {
-  Result<std::string> copied = HashImage(options, plan, destination, length, spec);
-  if (!copied.ok()) return copied.status().WithPrefix("--verify");
-  report->destination_digest = *copied;
-  if (options.verbose) {
-    std::fprintf(stderr, "nbdcopy: verify: source %s\nnbdcopy: verify: destination %s\n",
-                 digest.c_str(), copied->c_str());
-  }
-  if (*copied != digest) {
-    return Status::Error(fmt::format(
-        "--verify: {}: the destination does not match the source (blkhash {} differs from {})",
-        destination.name(), *copied, digest));
-  }
-  return Status::Ok();
+                      destination_spec->kind == EndpointKind::kNull, std::move(checkpoint),
+                      std::move(listed)};
 }
 
 // What the JSON report says of the plan.
@@ -240,6 +174,76 @@ std::unique_ptr<Checkpointer> RetryCheckpointer() {
                                         kCheckpointBytes);
 }
 
+// A plan for the endpoints opened, with what it skips (a --ranges list's
+// gaps, a resumed checkpoint's done ranges) and the books that track what
+// becomes durable.
+struct PreparedCopy {
+  CopyPlan plan;
+  // What progress counts to: `plan` but skipping only what the list leaves out.
+  CopyPlan total_plan;
+  std::shared_ptr<const RangeSet> unlisted;  // --ranges: what the list leaves out
+  std::unique_ptr<Checkpointer> retry_books;  // --retry alone: in memory only
+  Checkpointer* checkpointer = nullptr;
+};
+
+// Plans the copy and prepares the destination: the first change made to it.
+Result<PreparedCopy> PrepareCopy(const Options& options, EndpointPair& endpoints,
+                                 const std::optional<BlkhashSpec>& hash_spec, RunReport* report) {
+  Endpoint& source = *endpoints.source;
+  Endpoint& destination = *endpoints.destination;
+  const bool incremental = options.dirty_bitmap.has_value() || options.ranges.has_value();
+  Result<CopyPlan> plan = MakeCopyPlan(options, source, destination);
+  if (!plan.ok()) return plan.status();
+  if (CancelRequested()) return CancelledStatus();  // before the destination is touched
+  PreparedCopy prepared;
+  if (endpoints.listed) {
+    prepared.unlisted = UnlistedRanges(*endpoints.listed, plan->alignment, *source.info().size);
+    plan->skip_ranges = prepared.unlisted;
+  }
+  prepared.total_plan = *plan;
+  if (CheckpointRun* checkpoint = endpoints.checkpoint.get()) {
+    if (Status status = checkpoint->Apply(&*plan, hash_spec && !incremental); !status.ok()) {
+      return status;
+    }
+    prepared.checkpointer = checkpoint->checkpointer();
+  } else if (options.retry > 0) {
+    prepared.retry_books = RetryCheckpointer();
+    prepared.checkpointer = prepared.retry_books.get();
+  }
+  if (Status status = PrepareDestination(options, source, destination, &*plan); !status.ok()) {
+    return status;
+  }
+  if (options.verbose) std::fputs(DescribeCopy(*plan, source, destination).c_str(), stderr);
+  RecordPlan(*plan, hash_spec, report);
+  prepared.plan = std::move(plan).value();
+  return prepared;
+}
+
+// After the copy: an incremental copy's source hashed whole for --verify
+// (or its listed ranges), the comparison, the digest written.
+Status CheckAndReport(const Options& options, const PreparedCopy& prepared,
+                      EndpointPair& endpoints, const std::optional<BlkhashSpec>& hash_spec,
+                      uint64_t length, Result<std::string> digest, RunReport* report) {
+  const bool incremental = options.dirty_bitmap.has_value() || options.ranges.has_value();
+  if (incremental) {
+    if (options.verbose) PrintIncrementalStats(options, *report);
+    length = *report->size;
+    if (options.verify) {
+      digest = HashImage(options, prepared.plan, *endpoints.source, length, *hash_spec,
+                         prepared.unlisted);
+      if (!digest.ok()) return digest.status().WithPrefix("--verify");
+    }
+  }
+  report->size = length;  // a stream's size is known now
+  if (hash_spec) report->digest = *digest;
+  if (options.verify) {
+    Status status = Verify(options, prepared.plan, *endpoints.destination, length, *hash_spec,
+                           *digest, report, prepared.unlisted);
+    if (!status.ok()) return status;
+  }
+  return Status::Ok();
+}
+
 // The job up to its Status, recording in *report what the JSON report
 // needs; *progress is created once the source's size is known, and left
 // for the caller to read and end.
@@ -248,34 +252,18 @@ Status Copy(const Options& options, std::optional<Progress>* progress, RunReport
   Result<EndpointPair> endpoints = OpenEndpoints(options, report, notices);
   if (!endpoints.ok()) return endpoints.status();
   Endpoint& source = *endpoints->source;
-  Endpoint& destination = *endpoints->destination;
-  const bool incremental = options.dirty_bitmap.has_value();
-
-  Result<CopyPlan> plan = MakeCopyPlan(options, source, destination);
-  if (!plan.ok()) return plan.status();
-  if (CancelRequested()) return CancelledStatus();  // before the destination is touched
+  const bool incremental = options.dirty_bitmap.has_value() || options.ranges.has_value();
   std::optional<BlkhashSpec> hash_spec = ChecksumSpec(options);
+  Result<PreparedCopy> prepared = PrepareCopy(options, *endpoints, hash_spec, report);
+  if (!prepared.ok()) return prepared.status();
   CheckpointRun* checkpoint = endpoints->checkpoint.get();
-  if (checkpoint) {
-    if (Status status = checkpoint->Apply(&*plan, hash_spec && !incremental); !status.ok()) {
-      return status;
-    }
-  }
-  if (Status status = PrepareDestination(options, source, destination, &*plan); !status.ok()) {
-    return status;
-  }
-  if (options.verbose) std::fputs(DescribeCopy(*plan, source, destination).c_str(), stderr);
-  // --retry alone keeps the same books, in memory only.
-  std::unique_ptr<Checkpointer> retry_books;
-  if (!checkpoint && options.retry > 0) retry_books = RetryCheckpointer();
-  Checkpointer* checkpointer = checkpoint ? checkpoint->checkpointer() : retry_books.get();
-  RecordPlan(*plan, hash_spec, report);
 
   std::optional<uint64_t> total = report->size;
   uint64_t already = checkpoint ? checkpoint->done_bytes() : 0;
   if (incremental) {
     const bool dry_run = endpoints->null_destination;
-    Result<uint64_t> dirty = DirtyTotal(options, *plan, source, dry_run, report, &already);
+    Result<uint64_t> dirty = DirtyTotal(options, prepared->total_plan, prepared->plan, source,
+                                        dry_run, report, &already);
     if (!dirty.ok()) return dirty.status();
     if (dry_run) return Status::Ok();
     total = *dirty;  // progress counts what is copied
@@ -291,34 +279,23 @@ Status Copy(const Options& options, std::optional<Progress>* progress, RunReport
   uint64_t length = 0;
   // An incremental copy reads part of the source: --verify hashes it whole, later.
   Result<std::string> digest =
-      CopyAndHash(options, *plan, source, destination, **progress,
+      CopyAndHash(options, prepared->plan, source, *endpoints->destination, **progress,
                   hash_spec && !incremental ? &*hash_spec : nullptr, &length, &report->stats,
-                  checkpointer);
-  if (checkpointer) report->checkpoints = checkpointer->checkpoints();
+                  prepared->checkpointer);
+  if (prepared->checkpointer) report->checkpoints = prepared->checkpointer->checkpoints();
   if (!digest.ok()) return digest.status();
   if (checkpoint) {
     if (Status status = checkpoint->Finish(); !status.ok()) return status;
   }
-  if (incremental) {
-    if (options.verbose) PrintIncrementalStats(options, *report);
-    length = *report->size;
-    if (options.verify) {
-      digest = HashImage(options, *plan, source, length, *hash_spec);
-      if (!digest.ok()) return digest.status().WithPrefix("--verify");
-    }
-  }
-  report->size = length;  // a stream's size is known now
-  if (hash_spec) report->digest = *digest;
-  if (options.verify) {
-    Status status = Verify(options, *plan, destination, length, *hash_spec, *digest, report);
-    if (!status.ok()) return status;
-  }
+  Status checked =
+      CheckAndReport(options, *prepared, *endpoints, hash_spec, length, digest, report);
+  if (!checked.ok()) return checked;
   (*progress)->Finish();
   // With the JSON report on stdout, the digest is in the report.
   bool digest_in_report = options.json && !options.json_file && !options.blkhash_file;
   if (options.blkhash && !digest_in_report) {
     return WriteLine(options.blkhash_file ? "--blkhash-file" : "--blkhash", options.blkhash_file,
-                     *digest);
+                     *report->digest);
   }
   return Status::Ok();
 }

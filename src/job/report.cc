@@ -37,6 +37,18 @@ Json DirtyJson(const RunReport& report) {
   return json;
 }
 
+Json RangesJson(const RunReport& report) {
+  if (!report.ranges_file) return nullptr;
+  Json json = {{"file", *report.ranges_file},
+               {"listed_bytes", report.listed_bytes},
+               {"listed_ranges", report.listed_ranges}};
+  // What the copy does of them, its blocks whole (as for a dirty bitmap).
+  json["dirty_bytes"] = report.dirty ? Json(report.dirty->dirty_bytes) : Json(nullptr);
+  json["ranges"] = report.dirty ? Json(report.dirty->ranges) : Json(nullptr);
+  json["clean_bytes"] = report.dirty ? Json(report.dirty->clean_bytes) : Json(nullptr);
+  return json;
+}
+
 Json SignalName(int signal_number) {
   if (signal_number == 0) return nullptr;
   const char* abbreviation = sigabbrev_np(signal_number);
@@ -77,6 +89,7 @@ std::string RenderJson(const RunReport& report) {
       {"blkhash", ChecksumJson(report)},
       {"verify", VerifyJson(report)},
       {"dirty_bitmap", DirtyJson(report)},
+      {"ranges", RangesJson(report)},
       {"checkpoints", report.checkpoints},
       {"reconnections", report.reconnections},
       {"interrupted_by", SignalName(report.signal_number)},

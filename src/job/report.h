@@ -34,6 +34,9 @@ struct RunReport {
   std::optional<std::string> destination_digest;  // --verify's read-back
   std::optional<std::string> dirty_bitmap;        // --dirty-bitmap's NAME
   std::optional<DirtySummary> dirty;              // once measured
+  std::optional<std::string> ranges_file;         // --ranges's FILE
+  uint64_t listed_bytes = 0;                      // what the list names, merged
+  uint64_t listed_ranges = 0;
   int exit_status = 0;
   std::string error;      // the one-line message, "" on success
   int signal_number = 0;  // the signal that interrupted the run, 0 if none

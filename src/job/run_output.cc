@@ -31,13 +31,22 @@ Status WriteLine(const std::string& option, const std::optional<std::string>& pa
   return Status::Ok();
 }
 
-Result<uint64_t> DirtyTotal(const Options& options, const CopyPlan& plan, Endpoint& source,
-                            bool dry_run, RunReport* report, uint64_t* already) {
-  CopyPlan whole = plan;
-  whole.skip_ranges = nullptr;
-  Result<DirtySummary> summary = SummarizeDirty(whole, source);
+namespace {
+
+// How -v lines name the incremental copy: "dirty-bitmap=NAME" or "ranges=FILE".
+std::string IncrementalLabel(const Options& options) {
+  return options.dirty_bitmap ? "dirty-bitmap=" + *options.dirty_bitmap
+                              : "ranges=" + options.ranges.value_or("");
+}
+
+}  // namespace
+
+Result<uint64_t> DirtyTotal(const Options& options, const CopyPlan& total_plan,
+                            const CopyPlan& plan, Endpoint& source, bool dry_run,
+                            RunReport* report, uint64_t* already) {
+  Result<DirtySummary> summary = SummarizeDirty(total_plan, source);
   if (!summary.ok()) return summary.status();
-  if (plan.skip_ranges != nullptr) {
+  if (plan.skip_ranges != total_plan.skip_ranges) {
     Result<DirtySummary> left = SummarizeDirty(plan, source);
     if (!left.ok()) return left.status();
     *already = summary->dirty_bytes - std::min(summary->dirty_bytes, left->dirty_bytes);
@@ -46,13 +55,13 @@ Result<uint64_t> DirtyTotal(const Options& options, const CopyPlan& plan, Endpoi
   std::string line = DescribeDirty(*summary, *report->size);
   if (dry_run) {
     if (options.json && !options.json_file) return summary->dirty_bytes;  // the report says it
-    Status status = WriteLine("--dirty-bitmap", std::nullopt, line);
+    Status status = WriteLine(options.dirty_bitmap ? "--dirty-bitmap" : "--ranges", std::nullopt,
+                              line);
     if (!status.ok()) return status;
     return summary->dirty_bytes;
   }
   if (options.verbose) {
-    std::fprintf(stderr, "nbdcopy: dirty-bitmap=%s: %s\n", options.dirty_bitmap->c_str(),
-                 line.c_str());
+    std::fprintf(stderr, "nbdcopy: %s: %s\n", IncrementalLabel(options).c_str(), line.c_str());
   }
   return summary->dirty_bytes;
 }
@@ -60,9 +69,9 @@ Result<uint64_t> DirtyTotal(const Options& options, const CopyPlan& plan, Endpoi
 void PrintIncrementalStats(const Options& options, const RunReport& report) {
   const CopyStats& stats = report.stats;
   std::fprintf(stderr,
-               "nbdcopy: dirty-bitmap=%s: read=%llu written=%llu zeroed=%llu "
+               "nbdcopy: %s: read=%llu written=%llu zeroed=%llu "
                "left alone (clean)=%llu\n",
-               options.dirty_bitmap->c_str(), static_cast<unsigned long long>(stats.bytes_read),
+               IncrementalLabel(options).c_str(), static_cast<unsigned long long>(stats.bytes_read),
                static_cast<unsigned long long>(stats.bytes_written),
                static_cast<unsigned long long>(stats.bytes_zeroed),
                static_cast<unsigned long long>(report.dirty->clean_bytes));

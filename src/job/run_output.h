@@ -24,9 +24,11 @@ namespace nbdcopy {
 // -v; for a dry run (null:), its whole answer. A resumed one (the plan
 // skips what a checkpoint marks done) also measures, in *already, the dirty
 // bytes done before.
-[[nodiscard]] Result<uint64_t> DirtyTotal(const Options& options, const CopyPlan& plan,
-                                          Endpoint& source, bool dry_run, RunReport* report,
-                                          uint64_t* already);
+// total_plan skips only what the copy leaves alone (clean, or left out of
+// the list), plan also what the checkpoint marks done.
+[[nodiscard]] Result<uint64_t> DirtyTotal(const Options& options, const CopyPlan& total_plan,
+                                          const CopyPlan& plan, Endpoint& source, bool dry_run,
+                                          RunReport* report, uint64_t* already);
 
 // -v's last line of an incremental copy.
 void PrintIncrementalStats(const Options& options, const RunReport& report);

@@ -135,7 +135,7 @@ Result<CopyPlan> MakeCopyPlan(const Options& options, const Endpoint& source,
                               const Endpoint& destination) {
   const EndpointInfo& src = source.info();
   const EndpointInfo& dst = destination.info();
-  const bool incremental = options.dirty_bitmap.has_value();
+  const bool incremental = options.dirty_bitmap.has_value() || options.ranges.has_value();
   if (Status status = CheckSizes(source, destination, incremental); !status.ok()) return status;
   Result<FoldedRules> rules = FoldBlockRules(options, source, destination);
   if (!rules.ok()) return rules.status();
@@ -184,6 +184,7 @@ PlanRules RulesFor(const CopyPlan& plan, uint64_t size) {
   rules.zero_extents = plan.zero_extents;
   rules.skip_clean = plan.incremental || plan.skip_ranges != nullptr;
   rules.describe_clean = plan.hash_skipped;
+  rules.clean_as_zero = plan.skipped_as_zero;
   return rules;
 }
 

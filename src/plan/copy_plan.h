@@ -43,6 +43,9 @@ struct CopyPlan {
   // With skip_ranges and a checksum: the skipped ranges are read and hashed,
   // never written, so the digest still covers the whole source.
   bool hash_skipped = false;
+  // With skip_ranges: the skipped ranges are hashed as zeroes, never read
+  // (--verify of a --ranges copy compares only the listed ranges).
+  bool skipped_as_zero = false;
   bool allocated = false;
   bool skip_zero_ranges = false;  // destination already reads as zero there
   bool flush = false;

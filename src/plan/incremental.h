@@ -1,8 +1,9 @@
-// Incremental copies (--dirty-bitmap=NAME): the rules around them. The copy
-// itself is an ordinary one whose source marks unchanged ranges clean
-// (NbdEndpoint with a dirty bitmap) and whose planner skips them
-// (PlanRules::skip_clean); this unit refuses what cannot work, before
-// anything is opened or written, and measures the dirty part.
+// Incremental copies (--dirty-bitmap=NAME, --ranges=FILE): the rules
+// around them. The copy itself is an ordinary one whose source marks
+// unchanged ranges clean (NbdEndpoint with a dirty bitmap) or whose plan
+// skips the ranges a list leaves out (CopyPlan::skip_ranges), and whose
+// planner skips them (PlanRules::skip_clean); this unit refuses what cannot
+// work, before anything is opened or written, and measures the dirty part.
 #ifndef NBDCOPY_INCREMENTAL_H_
 #define NBDCOPY_INCREMENTAL_H_
 
@@ -16,13 +17,15 @@
 
 namespace nbdcopy {
 
-// REQUIRES options.dirty_bitmap. Refuses, from the command line alone: a
-// source that is not an NBD server, a stream destination, a local
+// REQUIRES options.dirty_bitmap or options.ranges. Refuses, from the
+// command line alone: both at once, a source that is not an NBD server
+// (--dirty-bitmap) or a stream (--ranges), a stream destination, a local
 // destination that does not exist, --destination-is-zero and --blkhash.
 Status CheckIncrementalOptions(const Options& options, const EndpointSpec& source,
                                const EndpointSpec& destination);
 
-// REQUIRES options.dirty_bitmap. Refuses an opened destination that cannot
+// REQUIRES options.dirty_bitmap or options.ranges. Refuses an opened
+// destination that cannot
 // be written in place (a pipe or FIFO).
 Status CheckIncrementalDestination(const Options& options, const Endpoint& destination);
 

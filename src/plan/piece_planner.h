@@ -48,6 +48,9 @@ struct PlanRules {
   bool zero_extents = true;             // plan the source's zero ranges as zero
   bool skip_clean = false;              // incremental copy: clean ranges are skipped
   bool describe_clean = false;          // with skip_clean: clean ranges as zero/data pieces
+  // With skip_clean (WorkMap): clean ranges are handed out as zero pieces
+  // marked clean, to be hashed as zeroes, never read or written.
+  bool clean_as_zero = false;
 };
 
 // extents: the source's description of a range starting at `start`,

@@ -106,7 +106,11 @@ void WorkMap::MapWindow(Endpoint& source, bool use_extents) {
   cursor_ = PlanPieces(cursor_, scratch_, rules_, &planned_);
   uint64_t zero_bytes = 0;
   for (const Extent& piece : planned_) {
-    if (piece.clean && !rules_.describe_clean) {
+    if (piece.clean && rules_.clean_as_zero) {
+      Extent zero = piece;
+      zero.zero = true;
+      mapped_.push_back(zero);
+    } else if (piece.clean && !rules_.describe_clean) {
       clean_bytes_ += piece.length;  // an incremental copy leaves it alone
     } else {
       if (piece.zero && !piece.clean) zero_bytes += piece.length;

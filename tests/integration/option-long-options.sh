@@ -18,6 +18,8 @@ cat >"$T/want.txt" <<'LIST'
 --no-extents
 --progress
 --queue-size
+--ranges
+--ranges-type
 --rate
 --request-size
 --requests

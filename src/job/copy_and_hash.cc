@@ -1,0 +1,106 @@
+#include "job/copy_and_hash.h"
+
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <optional>
+
+#include "endpoints/local_endpoints.h"
+#include "endpoints/prefix_endpoint.h"
+#include "engine/parallel_copy.h"
+#include "engine/sync_copy.h"
+#include "hash/blkhash.h"
+
+namespace nbdcopy {
+
+namespace {
+
+void PrintStats(const CopyStats& stats) {
+  std::fprintf(stderr,
+               "nbdcopy: workers=%u max_requests_in_flight=%u max_bytes_in_flight=%llu "
+               "read=%llu written=%llu zeroed=%llu skipped=%llu cloned=%llu maps=%llu extents=%llu "
+               "unmapped=%llu\n",
+               stats.workers, stats.max_requests_in_flight,
+               static_cast<unsigned long long>(stats.max_bytes_in_flight),
+               static_cast<unsigned long long>(stats.bytes_read),
+               static_cast<unsigned long long>(stats.bytes_written),
+               static_cast<unsigned long long>(stats.bytes_zeroed),
+               static_cast<unsigned long long>(stats.bytes_skipped),
+               static_cast<unsigned long long>(stats.bytes_cloned),
+               static_cast<unsigned long long>(stats.map.windows_asked),
+               static_cast<unsigned long long>(stats.map.extents),
+               static_cast<unsigned long long>(stats.map.bytes_unasked));
+}
+
+}  // namespace
+
+Result<std::string> CopyAndHash(const Options& options, const CopyPlan& plan, Endpoint& source,
+                                Endpoint& destination, Progress& progress,
+                                const BlkhashSpec* hash_spec, uint64_t* length, CopyStats* stats,
+                                Checkpointer* checkpointer) {
+  std::unique_ptr<Blkhash> hash;
+  if (hash_spec != nullptr) {
+    auto created = Blkhash::Create(*hash_spec);
+    if (!created.ok()) return created.status();
+    hash = std::move(created).value();
+  }
+  if (plan.synchronous) {
+    std::optional<SequentialBlkhash> sequential;
+    if (hash) sequential.emplace(*hash);
+    Status status = SyncCopy(plan, source, destination, progress,
+                             sequential ? &*sequential : nullptr, length, stats, checkpointer);
+    if (options.verbose) PrintStats(*stats);
+    if (!status.ok()) return status;
+    if (!sequential) return std::string();
+    return sequential->Finish();
+  }
+  Status status =
+      ParallelCopy(plan, source, destination, progress, hash.get(), stats, checkpointer);
+  if (options.verbose) PrintStats(*stats);
+  if (!status.ok()) return status;
+  *length = *source.info().size;
+  if (!hash) return std::string();
+  return hash->Finish(*length);
+}
+
+Result<std::string> HashImage(const Options& options, const CopyPlan& copy_plan, Endpoint& endpoint,
+                              uint64_t length, const BlkhashSpec& spec,
+                              std::shared_ptr<const RangeSet> unlisted) {
+  PrefixEndpoint image(endpoint, length);
+  NullEndpoint discard;
+  CopyPlan plan = copy_plan;
+  plan.flush = false;
+  plan.skip_zero_ranges = false;
+  plan.use_extents = endpoint.info().can_extents;
+  plan.zero_extents = true;
+  plan.incremental = false;  // every byte (but what a --ranges list leaves out: as zeroes)
+  plan.skip_ranges = std::move(unlisted);
+  plan.hash_skipped = false;
+  plan.skipped_as_zero = plan.skip_ranges != nullptr;
+  plan.sparse_size = 0;      // nothing is written
+  plan.synchronous = false;
+  Progress silent(ProgressMode::kNone, -1, length);
+  uint64_t hashed = 0;
+  CopyStats stats;
+  return CopyAndHash(options, plan, image, discard, silent, &spec, &hashed, &stats);
+}
+
+Status Verify(const Options& options, const CopyPlan& plan, Endpoint& destination, uint64_t length,
+              const BlkhashSpec& spec, const std::string& digest, RunReport* report,
+              std::shared_ptr<const RangeSet> unlisted) {
+  Result<std::string> copied = HashImage(options, plan, destination, length, spec, unlisted);
+  if (!copied.ok()) return copied.status().WithPrefix("--verify");
+  report->destination_digest = *copied;
+  if (options.verbose) {
+    std::fprintf(stderr, "nbdcopy: verify: source %s\nnbdcopy: verify: destination %s\n",
+                 digest.c_str(), copied->c_str());
+  }
+  if (*copied != digest) {
+    return Status::Error(fmt::format(
+        "--verify: {}: the destination does not match the source (blkhash {} differs from {})",
+        destination.name(), *copied, digest));
+  }
+  return Status::Ok();
+}
+
+}  // namespace nbdcopy

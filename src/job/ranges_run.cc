@@ -1,0 +1,66 @@
+#include "job/ranges_run.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "base/unique_fd.h"
+#include "plan/range_list.h"
+
+namespace nbdcopy {
+
+Result<std::string> ReadRangesText(const Options& options) {
+  const std::string& name = *options.ranges;
+  UniqueFd owned;
+  int fd = STDIN_FILENO;
+  if (name != "-") {
+    owned.reset(open(name.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY));
+    if (!owned.valid()) return Status::FromErrno("--ranges=" + name, errno);
+    fd = owned.get();
+  }
+  std::string text;
+  char buffer[65536];
+  for (;;) {
+    ssize_t n = read(fd, buffer, sizeof buffer);
+    if (n == 0) break;
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return Status::FromErrno("--ranges=" + name, errno);
+    }
+    text.append(buffer, static_cast<size_t>(n));
+  }
+  return text;
+}
+
+Result<RangeSet> ParseListedRanges(const Options& options, const std::string& text,
+                                   uint64_t size) {
+  return ParseRangeList(text, size, options.ranges_type, *options.ranges);
+}
+
+std::shared_ptr<const RangeSet> UnlistedRanges(const RangeSet& listed, uint64_t alignment,
+                                               uint64_t size) {
+  RangeSet unlisted;
+  for (const RangeSet::Range& gap : listed.Gaps(size)) unlisted.Add(gap.offset, gap.length);
+  return std::make_shared<const RangeSet>(unlisted.AlignedInward(alignment, size));
+}
+
+std::string RangesDigest(const RangeSet& listed) {
+  // FNV-1a over the runs: enough to tell two lists apart.
+  uint64_t hash = 14695981039346656037ULL;
+  auto mix = [&](uint64_t value) {
+    for (int i = 0; i < 8; ++i) {
+      hash ^= (value >> (8 * i)) & 0xff;
+      hash *= 1099511628211ULL;
+    }
+  };
+  for (const RangeSet::Range& run : listed.Runs()) {
+    mix(run.offset);
+    mix(run.length);
+  }
+  return fmt::format("{}/{}/{:016x}", listed.size(), listed.bytes(), hash);
+}
+
+}  // namespace nbdcopy
