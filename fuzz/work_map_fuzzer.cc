@@ -5,7 +5,11 @@
 // overlap; a zero piece lies wholly inside zero segments; without
 // skip_costly_maps nothing is copied unasked; with it, no stretch between
 // two answers (or after the last) is longer than the documented bound, and
-// the unasked bytes reported never exceed the image.
+// the unasked bytes reported never exceed the image. With a done set (a
+// resumed checkpoint's, a --ranges list's gaps), skipped: no piece
+// overlaps its whole blocks and only they are jumped over; described
+// (hashing): exactly they are handed out marked clean; as zero (--verify of
+// a list): the same, as zero pieces.
 #include <fuzzer/FuzzedDataProvider.h>
 
 #include <algorithm>
@@ -15,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "base/range_set.h"
 #include "fuzz_check.h"
 #include "plan/work_map.h"
 #include "support/described_image.h"
@@ -127,16 +132,39 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   PatternSource source(rules.image_size, segments, fail_every, short_every);
 
-  nbdcopy::WorkMap map(rules, skip_costly_maps);
+  // 0: no done set; 1: skipped; 2: described (hashing); 3: as zero.
+  const int mode = input.ConsumeIntegralInRange(0, 3);
+  nbdcopy::RangeSet done;
+  for (int i = input.ConsumeIntegralInRange(0, 6); mode != 0 && i > 0; --i) {
+    uint64_t offset = input.ConsumeIntegralInRange<uint64_t>(0, rules.image_size - 1);
+    done.Add(offset, input.ConsumeIntegralInRange<uint64_t>(0, rules.image_size - offset));
+  }
+  rules.skip_clean = mode != 0;
+  rules.describe_clean = mode == 2;
+  rules.clean_as_zero = mode == 3;
+  const nbdcopy::RangeSet inward = done.AlignedInward(rules.alignment, rules.image_size);
+
+  nbdcopy::WorkMap map(rules, skip_costly_maps, mode != 0 ? &done : nullptr);
   std::deque<Extent> pieces;
   uint64_t position = 0;
   while (map.TakeBatch(source, use_extents, batch, &pieces)) {
     for (const Extent& piece : pieces) {
-      FUZZ_CHECK(piece.offset == position,
+      FUZZ_CHECK(piece.offset == position ||
+                     (mode == 1 && piece.offset > position &&
+                      inward.Contains(position, piece.offset - position)),
                  "piece at %" PRIu64 ", expected %" PRIu64 " (gap or overlap)", piece.offset,
                  position);
       FUZZ_CHECK(piece.length > 0, "empty piece at %" PRIu64, piece.offset);
-      if (piece.zero) {
+      const uint64_t done_bytes = inward.BytesIn(piece.offset, piece.length);
+      FUZZ_CHECK(done_bytes == 0 || (mode >= 2 && piece.clean && done_bytes == piece.length),
+                 "piece [%" PRIu64 ", +%" PRIu64 ") has %" PRIu64 " done bytes (mode %d)",
+                 piece.offset, piece.length, done_bytes, mode);
+      FUZZ_CHECK(!piece.clean || done_bytes == piece.length, "clean piece [%" PRIu64
+                 ", +%" PRIu64 ") outside the done blocks", piece.offset, piece.length);
+      FUZZ_CHECK(mode != 3 || !piece.clean || piece.zero, "clean piece not zero at %" PRIu64,
+                 piece.offset);
+      position = piece.offset;
+      if (piece.zero && !(mode == 3 && piece.clean)) {
         FUZZ_CHECK(source.AllZero(piece.offset, piece.length),
                    "zero piece [%" PRIu64 ", +%" PRIu64 ") over data", piece.offset, piece.length);
       }
@@ -144,8 +172,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
     pieces.clear();
   }
-  FUZZ_CHECK(position == rules.image_size, "pieces end at %" PRIu64 ", the image at %" PRIu64,
-             position, rules.image_size);
+  FUZZ_CHECK(position == rules.image_size ||
+                 (mode == 1 && inward.Contains(position, rules.image_size - position)),
+             "pieces end at %" PRIu64 ", the image at %" PRIu64, position, rules.image_size);
 
   const nbdcopy::WorkMap::Stats stats = map.stats();
   FUZZ_CHECK(stats.bytes_unasked <= rules.image_size, "%" PRIu64 " bytes unasked",

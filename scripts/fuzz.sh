@@ -20,7 +20,7 @@ done
 shift $((OPTIND - 1))
 targets=("$@")
 ((${#targets[@]})) || targets=(command_line_fuzzer endpoint_spec_fuzzer blkhash_fuzzer piece_planner_fuzzer
-  work_map_fuzzer)
+  work_map_fuzzer checkpoint_file_fuzzer range_list_fuzzer)
 
 cmake --preset asan >/dev/null
 cmake --build --preset asan --target "${targets[@]}"

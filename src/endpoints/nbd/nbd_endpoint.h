@@ -13,7 +13,7 @@
 //
 // With `retry` > 0, a connection by URI that dies (the peer closes or
 // resets it, or falls silent past the limit) is re-established (the same
-// export and TLS settings, its size and flags checked unchanged) after 1 s,
+// export and TLS settings, its size and flags checked unchanged) at once, then after 1 s,
 // 2 s, 4 s ... up to `retry` attempts since it last carried a request, and
 // every command in flight on it is issued again: NBD reads, writes, zeroes
 // and flushes are idempotent. A block-status request is not: it fails, and

@@ -80,7 +80,6 @@ void NbdEndpoint::OnPollEvents(short revents) {
 }
 
 void NbdEndpoint::Abandon() {
-  nbd_handle* h = handle_.get();
   connection_error_ = disconnecting_
                           ? std::string("the server did not hang up after the disconnect")
                           : fmt::format("the server sent nothing for {} second{} (see --timeout)",

@@ -86,11 +86,17 @@ Status NbdEndpoint::Reconnect(const std::string& reason) {
   std::string why = reason;
   while (failed_attempts_ < attempts) {
     const unsigned attempt = ++failed_attempts_;
-    const auto backoff = std::min<std::chrono::steady_clock::duration>(
-        kLongestBackoff, kFirstBackoff * (1u << std::min(attempt - 1, 6u)));
-    notice(fmt::format("connection lost ({}); reconnecting in {} s (attempt {} of {})", why,
-                       std::chrono::duration_cast<std::chrono::seconds>(backoff).count(), attempt,
-                       attempts));
+    // The first attempt at once (a load balancer or NAT dropped an idle
+    // connection: the server is there), then 1 s, 2 s, 4 s ...
+    const auto backoff =
+        attempt == 1 ? std::chrono::steady_clock::duration::zero()
+                     : std::min<std::chrono::steady_clock::duration>(
+                           kLongestBackoff, kFirstBackoff * (1u << std::min(attempt - 2, 6u)));
+    const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(backoff).count();
+    notice(attempt == 1 ? fmt::format("connection lost ({}); reconnecting (attempt 1 of {})", why,
+                                      attempts)
+                        : fmt::format("connection lost ({}); reconnecting in {} s (attempt {} of {})",
+                                      why, seconds, attempt, attempts));
     if (!SleepUnlessCancelled(backoff)) return Status::Error("interrupted while reconnecting");
     Status status = ConnectOnce();
     if (status.ok()) {
