@@ -1,7 +1,9 @@
 #include "job/checkpoint_run.h"
 
 #include <fmt/format.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -9,7 +11,9 @@
 #include <cstring>
 #include <vector>
 
+#include "base/unique_fd.h"
 #include "hash/blkhash.h"
+#include "job/sample_reads.h"
 
 namespace nbdcopy {
 
@@ -40,21 +44,24 @@ Status CheckDestinationHoldsDone(const std::string& option, const RangeSet& done
                                  Endpoint& source, Endpoint& destination) {
   std::vector<RangeSet::Range> runs = done.Runs();
   const size_t count = std::min(runs.size(), kDestinationSamples);
-  std::vector<std::byte> a, b;
+  std::vector<std::byte> a(count * kDestinationSampleSize), b(a.size());
+  std::vector<SampleRead> from_source, from_destination;
   for (size_t i = 0; i < count; ++i) {
     const RangeSet::Range& run = runs[count == 1 ? 0 : i * (runs.size() - 1) / (count - 1)];
     const uint64_t length = std::min(run.length, kDestinationSampleSize);
-    a.resize(length);
-    b.resize(length);
-    Result<size_t> got = source.Read(run.offset, a);
-    if (!got.ok()) return got.status();
-    got = destination.Read(run.offset, b);
-    if (!got.ok()) return got.status();
-    if (std::memcmp(a.data(), b.data(), length) != 0) {
+    from_source.push_back({run.offset, std::span(a).subspan(i * kDestinationSampleSize, length)});
+    from_destination.push_back(
+        {run.offset, std::span(b).subspan(i * kDestinationSampleSize, length)});
+  }
+  if (Status status = ReadSamples(source, from_source); !status.ok()) return status;
+  if (Status status = ReadSamples(destination, from_destination); !status.ok()) return status;
+  for (size_t i = 0; i < count; ++i) {
+    const SampleRead& x = from_source[i];
+    if (std::memcmp(x.buffer.data(), from_destination[i].buffer.data(), x.buffer.size()) != 0) {
       return Status::Error(fmt::format(
           "{}: {} does not hold what the checkpoint says was copied (the bytes at offset {} "
           "differ from the source's); remove the file to copy from the start",
-          option, destination.name(), run.offset));
+          option, destination.name(), x.offset));
     }
   }
   return Status::Ok();
@@ -74,17 +81,20 @@ Result<std::string> SourceFingerprint(Endpoint& source) {
   const uint64_t samples = std::min(blocks, kSamples);
   auto hash = Blkhash::Create(BlkhashSpec{"sha256", kSampleSize});
   if (!hash.ok()) return hash.status();
-  std::vector<std::byte> buffer(kSampleSize);
-  uint64_t length = 0;
+  std::vector<std::byte> buffer(samples * kSampleSize);
+  std::vector<SampleRead> reads;
   for (uint64_t i = 0; i < samples; ++i) {
     // Spread from the first block to the last (which may be short).
     const uint64_t block = samples == 1 ? 0 : i * (blocks - 1) / (samples - 1);
     const uint64_t offset = block * kSampleSize;
-    std::span<std::byte> sample(buffer.data(), std::min(kSampleSize, size - offset));
-    Result<size_t> got = source.Read(offset, sample);
-    if (!got.ok()) return got.status();
-    (*hash)->AddData(i, sample);
-    length += sample.size();
+    reads.push_back({offset, std::span(buffer).subspan(i * kSampleSize,
+                                                       std::min(kSampleSize, size - offset))});
+  }
+  if (Status status = ReadSamples(source, reads); !status.ok()) return status;
+  uint64_t length = 0;
+  for (uint64_t i = 0; i < samples; ++i) {
+    (*hash)->AddData(i, reads[i].buffer);
+    length += reads[i].buffer.size();
   }
   Result<std::string> digest = (*hash)->Finish(length);
   if (!digest.ok()) return digest.status();
@@ -113,6 +123,8 @@ Result<std::unique_ptr<CheckpointRun>> CheckpointRun::Load(const Options& option
     if (!state.ok()) return state.status().WithPrefix(run->option_);
     run->recorded_ = std::move(state).value();
   }
+  // Refused before any endpoint is opened (opening creates a destination file).
+  if (Status status = run->CheckWritable(); !status.ok()) return status;
   struct stat st;
   if (destination.kind == EndpointKind::kLocalPath) {
     if (run->resuming() && stat(destination.text.c_str(), &st) == -1) {
@@ -172,11 +184,29 @@ Status CheckpointRun::Apply(CopyPlan* plan, bool hashing) {
   checkpointer_ = std::make_unique<Checkpointer>(
       done, [this](const RangeSet& durable) { return Persist(durable); }, Interval(),
       kCheckpointBytes);
-  return Persist(done);
+  // No file yet: none is needed until something is durable (a kill before
+  // then leaves nothing to resume, as if never started).
+  if (recorded_) last_written_ = RenderCheckpoint(recorded_->identity, recorded_->done);
+  return Status::Ok();
 }
 
-Status CheckpointRun::Persist(const RangeSet& durable) const {
-  return WriteCheckpointFile(path_, RenderCheckpoint(identity_, durable));
+Status CheckpointRun::CheckWritable() const {
+  const std::string probe = path_ + ".tmp";
+  UniqueFd fd(open(probe.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600));
+  if (!fd.valid()) {
+    return Status::Error(fmt::format("{}: cannot write {}: {}", option_, probe,
+                                     std::strerror(errno)));
+  }
+  unlink(probe.c_str());
+  return Status::Ok();
+}
+
+Status CheckpointRun::Persist(const RangeSet& durable) {
+  std::string text = RenderCheckpoint(identity_, durable);
+  if (text == last_written_) return Status::Ok();  // no news: no fsync
+  Status status = WriteCheckpointFile(path_, text);
+  if (status.ok()) last_written_ = std::move(text);
+  return status;
 }
 
 Status CheckpointRun::Finish() {

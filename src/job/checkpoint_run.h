@@ -55,8 +55,9 @@ class CheckpointRun {
                              const std::string& extra_settings = "");
 
   // After MakeCopyPlan, before PrepareDestination: the plan skips the done
-  // ranges (whole blocks of its alignment; hashed when hashing), and FILE
-  // is written, so that it exists before the first byte is copied.
+  // ranges (whole blocks of its alignment; hashed when hashing). A FILE
+  // that cannot be written is refused now; it is first written at the
+  // first checkpoint that makes something durable.
   [[nodiscard]] Status Apply(CopyPlan* plan, bool hashing);
 
   // Bytes the plan skips as done by an earlier run.
@@ -70,7 +71,10 @@ class CheckpointRun {
 
  private:
   CheckpointRun() = default;
-  [[nodiscard]] Status Persist(const RangeSet& durable) const;
+  // Writes FILE unless it would say what it already says. Called by the
+  // checkpointer one call at a time (its persist lock), and by Finish after.
+  [[nodiscard]] Status Persist(const RangeSet& durable);
+  [[nodiscard]] Status CheckWritable() const;
 
   std::string path_;
   std::string option_;  // "--checkpoint=FILE", how messages name it
@@ -78,6 +82,7 @@ class CheckpointRun {
   CheckpointIdentity identity_;
   std::shared_ptr<const RangeSet> done_;
   std::unique_ptr<Checkpointer> checkpointer_;
+  std::string last_written_;  // FILE's text as last written or read
 };
 
 // The identity's settings word list: what changes the bytes written.

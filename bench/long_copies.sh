@@ -1,0 +1,168 @@
+#!/usr/bin/env bash
+# bench/long_copies.sh: what --checkpoint, --retry and --rate cost, and a
+# regression check of the plain copies against an earlier build and
+# /usr/bin/nbdcopy, in alternating rounds (bench/rounds.py), next to each
+# workload's floor. Prints a markdown report (docs/performance.md keeps it).
+#
+# Usage: bench/long_copies.sh                 full sizes (about 15 minutes here)
+#        QUICK=1 bench/long_copies.sh         small sizes, a smoke test
+#        PREV=/path/to/old/nbdcopy bench/long_copies.sh   compare with an earlier build too
+# Environment: NBDCOPY (ours, default build/nbdcopy), PREV, RUNS (default 7),
+# QUICK, SHM (tmpfs for file destinations, default /dev/shm).
+#
+# Workloads (servers on unix sockets unless said; file destinations on tmpfs):
+#   pattern     nbdkit -r pattern 1G -> nbdkit memory 1G (--flush)
+#   sparse      nbdkit -r sparse-random 8G percent=10 seed=1 -> nbdkit memory 8G (--flush)
+#   realfile    a 2 GiB file, 768 MiB of data in runs (bench/mksparse.py) -> new file
+#   latency     nbdkit -r --filter=delay pattern 512M delay-read=10ms -> nbdkit memory (--flush)
+#   resume      latency, killed (SIGKILL) at half its time and run again, vs one run
+#   reconnect   latency over TCP through bench's drop proxy, one drop per 100 MiB,
+#               --retry=3, vs the same proxy without drops
+#   rate        pattern with --rate=200M: the rate measured
+# Floors: dd bs=1M of the source into the same file system (realfile); for the
+# NBD workloads, the two-core CPU bound: (our CPU + the servers' CPU) / 2.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+QUICK=${QUICK:-0}
+RUNS=${RUNS:-$([ "$QUICK" = 1 ] && echo 3 || echo 7)}
+OURS=${NBDCOPY:-$ROOT/build/nbdcopy}
+PREV=${PREV:-}
+REF=/usr/bin/nbdcopy
+if [ "$QUICK" = 1 ]; then
+  P=64 S=512 R=128 L=32
+else
+  P=1024 S=8192 R=2048 L=512
+fi
+
+T=$(mktemp -d /tmp/nbdlong.XXXXXX)
+SHM=$(mktemp -d "${SHM:-/dev/shm}/nbdlong.XXXXXX")
+PIDS=()
+cleanup() {
+  for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  rm -rf "$T" "$SHM"
+}
+trap cleanup EXIT
+# Measure copies, so that a rebuild meanwhile cannot mix two binaries.
+cp "$OURS" "$T/ours"
+OURS=$T/ours
+[ -n "$PREV" ] && cp "$PREV" "$T/prev" && PREV=$T/prev
+
+nbdkit_unix() { # NAME ARGS...: an nbdkit on $T/NAME.sock, pid in $T/NAME.pid
+  local name=$1
+  shift
+  nbdkit -U "$T/$name.sock" -P "$T/$name.pid" "$@"
+  for _ in $(seq 100); do [ -s "$T/$name.pid" ] && break; sleep 0.05; done
+  PIDS+=("$(cat "$T/$name.pid")")
+}
+uri() { echo "nbd+unix:///?socket=$T/$1.sock"; }
+pid_of() { cat "$T/$1.pid"; }
+
+rounds() { # OUT PIDS NAME CMD ...
+  local out=$1 pids=$2
+  shift 2
+  python3 bench/rounds.py "$T/$out.json" "$RUNS" 1 "$pids" "$@"
+}
+
+# One workload: ours, ours --checkpoint, and (when given) the previous build
+# and /usr/bin/nbdcopy, all with the same operands.
+copy_rounds() { # NAME PIDS SRC DST EXTRA
+  local name=$1 pids=$2 src=$3 dst=$4 extra=$5 map=$T/$1.map
+  local cmds=(ours "$OURS $extra $src $dst"
+    checkpoint "rm -f $map; $OURS $extra --checkpoint=$map $src $dst"
+    nbdcopy "$REF $extra $src $dst")
+  [ -n "$PREV" ] && cmds+=(previous "$PREV $extra $src $dst")
+  rounds "$name" "$pids" "${cmds[@]}"
+}
+
+echo "bench: pattern" >&2
+nbdkit_unix pattern -r pattern size=${P}M
+nbdkit_unix pattern-dst memory size=${P}M
+copy_rounds pattern "$(pid_of pattern),$(pid_of pattern-dst)" "$(uri pattern)" "$(uri pattern-dst)" --flush
+echo "bench: rate" >&2
+rounds rate "$(pid_of pattern),$(pid_of pattern-dst)" \
+  rate "$OURS --flush --rate=200M $(uri pattern) $(uri pattern-dst)"
+
+echo "bench: sparse" >&2
+nbdkit_unix sparse -r sparse-random size=${S}M percent=10 seed=1
+nbdkit_unix sparse-dst memory size=${S}M
+copy_rounds sparse "$(pid_of sparse),$(pid_of sparse-dst)" "$(uri sparse)" "$(uri sparse-dst)" --flush
+
+echo "bench: realfile" >&2
+python3 bench/mksparse.py "$SHM/real.img" "$R" 1
+copy_rounds realfile - "$SHM/real.img" "$SHM/real-out.img" ""
+rounds realfile-floor - dd "dd if=$SHM/real.img of=$SHM/real-dd.img bs=1M status=none"
+
+echo "bench: latency" >&2
+nbdkit_unix latency -r --filter=delay pattern size=${L}M delay-read=10ms
+nbdkit_unix latency-dst memory size=${L}M
+LAT_PIDS="$(pid_of latency),$(pid_of latency-dst)"
+copy_rounds latency "$LAT_PIDS" "$(uri latency)" "$(uri latency-dst)" --flush
+
+echo "bench: resume" >&2
+# Half of one run's wall time, measured here.
+python3 bench/rounds.py "$T/resume-probe.json" 3 1 - once \
+  "rm -f $T/r.map; $OURS --flush --checkpoint=$T/r.map $(uri latency) $(uri latency-dst)"
+HALF=$(python3 -c "import json,statistics as s;d=json.load(open('$T/resume-probe.json'));print(round(s.median(r['wall'] for r in d['results']['once'])/2,3))")
+rounds resume "$LAT_PIDS" \
+  once "rm -f $T/r.map; $OURS --flush --checkpoint=$T/r.map $(uri latency) $(uri latency-dst)" \
+  killed+resumed "rm -f $T/r.map; timeout -s KILL $HALF $OURS --flush --checkpoint=$T/r.map $(uri latency) $(uri latency-dst) || true; $OURS --flush --checkpoint=$T/r.map $(uri latency) $(uri latency-dst)"
+
+echo "bench: reconnect" >&2
+PORT_FILE=$T/tcp.port
+port=$(python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])')
+nbdkit -i 127.0.0.1 -p "$port" -P "$T/tcp.pid" -r --filter=delay pattern size=${L}M delay-read=10ms
+for _ in $(seq 100); do [ -s "$T/tcp.pid" ] && break; sleep 0.05; done
+PIDS+=("$(cat "$T/tcp.pid")")
+proxy() { # NAME ARGS...
+  python3 tests/integration/lib/drop_proxy.py --listen-port-file "$T/$1.port" \
+    --target "127.0.0.1:$port" --lifetime 3600 --log "$T/$1.log" "${@:2}" &
+  PIDS+=($!)
+  for _ in $(seq 100); do [ -s "$T/$1.port" ] && break; sleep 0.05; done
+}
+proxy calm
+proxy drops --drop-every 100M --mode close
+TCP_PIDS="$(cat "$T/tcp.pid"),$(pid_of latency-dst),${PIDS[-1]},${PIDS[-2]}"
+rounds reconnect "$TCP_PIDS" \
+  no-drops "$OURS --flush --retry=3 nbd://127.0.0.1:$(cat "$T/calm.port") $(uri latency-dst)" \
+  drops "$OURS --flush --retry=3 nbd://127.0.0.1:$(cat "$T/drops.port") $(uri latency-dst)"
+DROPS=$(grep -c '^drop ' "$T/drops.log" || true)
+
+python3 - "$T" "$RUNS" "$DROPS" "$P" <<'EOF'
+import json, statistics, sys
+T, runs, drops, pattern_mib = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+def load(name):
+    return json.load(open(f"{T}/{name}.json"))["results"]
+def med(rows, key="wall"):
+    return statistics.median(r[key] for r in rows)
+def ratio(a, b):
+    return statistics.median(x["wall"] / y["wall"] for x, y in zip(a, b))
+print(f"Medians of {runs} alternating rounds (wall s; CPU s of ours; the servers' CPU s); "
+      "ratios are medians of the round-by-round ratios.\n")
+print("| workload | ours | --checkpoint | ratio | nbdcopy | ours / nbdcopy | previous | ours / previous | floor |")
+print("|---|---|---|---|---|---|---|---|---|")
+floor_dd = med(load("realfile-floor")["dd"]) if True else None
+for w in ["pattern", "sparse", "realfile", "latency"]:
+    r = load(w)
+    o, c, n = r["ours"], r["checkpoint"], r["nbdcopy"]
+    p = r.get("previous")
+    if w == "realfile":
+        floor = f"dd {floor_dd:.3f}"
+    else:
+        floor = f"CPU/2 {statistics.median((x['cpu'] + x['server_cpu']) / 2 for x in o):.3f}"
+    prev = f"{med(p):.3f} | {ratio(o, p):.2f}" if p else "- | -"
+    print(f"| {w} | {med(o):.3f} ({med(o,'cpu'):.2f} / {med(o,'server_cpu'):.2f}) | "
+          f"{med(c):.3f} | {ratio(c, o):.3f} | {med(n):.3f} | {ratio(o, n):.2f} | {prev} | {floor} |")
+r = load("resume")
+print(f"\nresume (latency, SIGKILL at half, then the rerun): {med(r['killed+resumed']):.3f} s "
+      f"against {med(r['once']):.3f} s for one run: {ratio(r['killed+resumed'], r['once']):.3f}x")
+r = load("reconnect")
+print(f"reconnect (latency over TCP through the proxy, {drops} drops in all rounds, one per 100 MiB): "
+      f"{med(r['drops']):.3f} s against {med(r['no-drops']):.3f} s without drops: "
+      f"{ratio(r['drops'], r['no-drops']):.3f}x")
+r = load("rate")["rate"]
+rate = pattern_mib / med(r)
+print(f"--rate=200M on pattern: {med(r):.3f} s for {pattern_mib} MiB = {rate:.1f} MiB/s "
+      f"({(rate / 200 - 1) * 100:+.1f} %)")
+EOF
