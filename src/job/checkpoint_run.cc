@@ -145,7 +145,7 @@ Result<std::unique_ptr<CheckpointRun>> CheckpointRun::Load(const Options& option
 
 Status CheckpointRun::Check(const Options& options, Endpoint& source, Endpoint& destination,
                             const std::string& source_name, const std::string& destination_name,
-                            const std::string& extra_settings) {
+                            const std::string& extra_settings, const RangeSet* listed) {
   for (Endpoint* endpoint : {&source, &destination}) {
     if (endpoint->info().sequential || !endpoint->info().size) {
       return Status::Error(fmt::format("{}: {}: a stream cannot be resumed", option_,
@@ -168,7 +168,17 @@ Status CheckpointRun::Check(const Options& options, Endpoint& source, Endpoint& 
   if (Status status = CompareIdentity(recorded_->identity, identity_, path_); !status.ok()) {
     return status;
   }
-  return CheckDestinationHoldsDone(option_, recorded_->done, source, destination);
+  // Only where this copy writes: an incremental copy leaves old bytes
+  // elsewhere, rightly different (and a bitmap's clean ranges are not known
+  // before the copy asks: trusted, as the bitmap is).
+  if (options.dirty_bitmap) return Status::Ok();
+  RangeSet sampled = recorded_->done;
+  if (listed != nullptr) {
+    for (const RangeSet::Range& gap : listed->Gaps(identity_.source_size)) {
+      sampled.Remove(gap.offset, gap.length);
+    }
+  }
+  return CheckDestinationHoldsDone(option_, sampled, source, destination);
 }
 
 Status CheckpointRun::Apply(CopyPlan* plan, bool hashing) {

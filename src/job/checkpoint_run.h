@@ -49,10 +49,12 @@ class CheckpointRun {
   // now (a FIFO), a checkpoint made for another copy (another source size,
   // content, operands or settings), and a destination that does not hold
   // what the checkpoint says was copied.
-  // extra_settings: more identity words (" ranges=DIGEST" for a list).
+  // extra_settings: more identity words (" ranges=DIGEST" for a list);
+  // listed: a --ranges list (the destination is checked only inside it).
   [[nodiscard]] Status Check(const Options& options, Endpoint& source, Endpoint& destination,
                              const std::string& source_name, const std::string& destination_name,
-                             const std::string& extra_settings = "");
+                             const std::string& extra_settings = "",
+                             const RangeSet* listed = nullptr);
 
   // After MakeCopyPlan, before PrepareDestination: the plan skips the done
   // ranges (whole blocks of its alignment; hashed when hashing). A FILE

@@ -51,6 +51,9 @@ Status CheckOptions(const Options& options, const EndpointSpec& destination) {
     return Status::Error(
         fmt::format("--progress={}: not an open file descriptor", options.progress_fd));
   }
+  if (options.ranges_type && !options.ranges) {
+    return Status::Error("--ranges-type: needs --ranges");
+  }
   bool hashing = options.blkhash.has_value();
   if (options.blkhash_file && !hashing) {
     return Status::Error("--blkhash-file: needs --blkhash");
@@ -148,7 +151,7 @@ Result<EndpointPair> OpenEndpoints(const Options& options, RunReport* report,
     // Another list is another copy.
     std::string settings = listed ? " ranges=" + RangesDigest(*listed) : "";
     Status status = checkpoint->Check(options, **source, **destination, report->source,
-                                      report->destination, settings);
+                                      report->destination, settings, listed ? &*listed : nullptr);
     if (!status.ok()) return status;
   }
   return EndpointPair{std::move(source).value(), std::move(destination).value(),

@@ -63,11 +63,13 @@ class PieceWriter {
 
 // A maximal run of neighbouring extents that all pass `in_run`, clipped to
 // [from, to); empty (begin == end) when there is none. *i moves past it.
+// The search stops at `to`, so planning many short ranges of one answer
+// stays linear in its extents.
 template <typename Predicate>
 std::pair<uint64_t, uint64_t> NextRun(std::span<const Extent> extents, size_t* i, uint64_t from,
                                       uint64_t to, Predicate in_run) {
-  while (*i < extents.size() && !in_run(extents[*i])) ++*i;
-  if (*i == extents.size()) return {to, to};
+  while (*i < extents.size() && extents[*i].offset < to && !in_run(extents[*i])) ++*i;
+  if (*i == extents.size() || extents[*i].offset >= to) return {to, to};
   uint64_t run_start = std::max(extents[*i].offset, from);
   uint64_t run_end = run_start;
   for (; *i < extents.size() && in_run(extents[*i]); ++*i) {
