@@ -29,10 +29,13 @@ class RangeSet {
   // Removes [offset, offset + length) wherever it overlaps the set.
   void Remove(uint64_t offset, uint64_t length);
   void Remove(const RangeSet& other);
-  void Clear() { runs_.clear(); bytes_ = 0; }
+  void Clear() {
+    runs_.clear();
+    bytes_ = 0;
+  }
 
   bool empty() const { return runs_.empty(); }
-  uint64_t bytes() const { return bytes_; }  // bytes covered
+  uint64_t bytes() const { return bytes_; }     // bytes covered
   size_t size() const { return runs_.size(); }  // runs
   // Whether every byte of [offset, offset + length) is in the set.
   bool Contains(uint64_t offset, uint64_t length) const;

@@ -85,7 +85,7 @@ class Checkpointer {
   std::atomic<Clock::rep> next_due_;  // time_since_epoch of the next timed checkpoint
   std::atomic<uint64_t> checkpoints_{0};
   std::atomic<bool> has_redo_{false};  // redo_ is not empty: TakeRedo needs the lock
-  Mutex persist_mutex_;  // held across persist_, so sets are recorded in order
+  Mutex persist_mutex_;                // held across persist_, so sets are recorded in order
   mutable Mutex mutex_;
   RangeSet durable_ GUARDED_BY(mutex_);
   RangeSet completed_ GUARDED_BY(mutex_);  // done, not yet durable

@@ -1,11 +1,12 @@
 #include "job/checkpoint_run.h"
 
-#include <fmt/format.h>
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <bit>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -40,18 +41,23 @@ const char* YesNo(bool value) { return value ? "yes" : "no"; }
 
 // Whether the destination holds the source's bytes where the checkpoint
 // says they were copied: a few done ranges, spread, compared byte for byte.
-Status CheckDestinationHoldsDone(const std::string& option, const RangeSet& done,
-                                 Endpoint& source, Endpoint& destination) {
-  std::vector<RangeSet::Range> runs = done.Runs();
+// Samples are whole blocks of both endpoints (done ranges shrunk inward to
+// them), as the copy's own requests are.
+Status CheckDestinationHoldsDone(const std::string& option, const std::string& path,
+                                 const RangeSet& done, Endpoint& source, Endpoint& destination) {
+  const uint64_t block = std::bit_ceil(
+      std::max<uint64_t>({source.info().min_block_size, destination.info().min_block_size, 1}));
+  const uint64_t sample = std::max(kDestinationSampleSize, block);
+  std::vector<RangeSet::Range> runs = done.AlignedInward(block, *source.info().size).Runs();
   const size_t count = std::min(runs.size(), kDestinationSamples);
-  std::vector<std::byte> a(count * kDestinationSampleSize), b(a.size());
+  std::vector<std::byte> a(count * sample), b(a.size());
   std::vector<SampleRead> from_source, from_destination;
   for (size_t i = 0; i < count; ++i) {
     const RangeSet::Range& run = runs[count == 1 ? 0 : i * (runs.size() - 1) / (count - 1)];
-    const uint64_t length = std::min(run.length, kDestinationSampleSize);
-    from_source.push_back({run.offset, std::span(a).subspan(i * kDestinationSampleSize, length)});
-    from_destination.push_back(
-        {run.offset, std::span(b).subspan(i * kDestinationSampleSize, length)});
+    // Whole blocks, or the short last one at the image's end.
+    const uint64_t length = run.length <= sample ? run.length : sample / block * block;
+    from_source.push_back({run.offset, std::span(a).subspan(i * sample, length)});
+    from_destination.push_back({run.offset, std::span(b).subspan(i * sample, length)});
   }
   if (Status status = ReadSamples(source, from_source); !status.ok()) return status;
   if (Status status = ReadSamples(destination, from_destination); !status.ok()) return status;
@@ -60,8 +66,8 @@ Status CheckDestinationHoldsDone(const std::string& option, const RangeSet& done
     if (std::memcmp(x.buffer.data(), from_destination[i].buffer.data(), x.buffer.size()) != 0) {
       return Status::Error(fmt::format(
           "{}: {} does not hold what the checkpoint says was copied (the bytes at offset {} "
-          "differ from the source's); remove the file to copy from the start",
-          option, destination.name(), x.offset));
+          "differ from the source's); remove {} to copy from the start",
+          option, destination.name(), x.offset, path));
     }
   }
   return Status::Ok();
@@ -77,18 +83,21 @@ std::string CheckpointSettings(const Options& options) {
 
 Result<std::string> SourceFingerprint(Endpoint& source) {
   const uint64_t size = *source.info().size;
-  const uint64_t blocks = (size + kSampleSize - 1) / kSampleSize;
+  // Whole blocks of a source with large ones.
+  const uint64_t sample_size = std::max(
+      kSampleSize, std::bit_ceil<uint64_t>(std::max<uint32_t>(source.info().min_block_size, 1)));
+  const uint64_t blocks = (size + sample_size - 1) / sample_size;
   const uint64_t samples = std::min(blocks, kSamples);
-  auto hash = Blkhash::Create(BlkhashSpec{"sha256", kSampleSize});
+  auto hash = Blkhash::Create(BlkhashSpec{"sha256", sample_size});
   if (!hash.ok()) return hash.status();
-  std::vector<std::byte> buffer(samples * kSampleSize);
+  std::vector<std::byte> buffer(samples * sample_size);
   std::vector<SampleRead> reads;
   for (uint64_t i = 0; i < samples; ++i) {
     // Spread from the first block to the last (which may be short).
     const uint64_t block = samples == 1 ? 0 : i * (blocks - 1) / (samples - 1);
-    const uint64_t offset = block * kSampleSize;
-    reads.push_back({offset, std::span(buffer).subspan(i * kSampleSize,
-                                                       std::min(kSampleSize, size - offset))});
+    const uint64_t offset = block * sample_size;
+    reads.push_back(
+        {offset, std::span(buffer).subspan(i * sample_size, std::min(sample_size, size - offset))});
   }
   if (Status status = ReadSamples(source, reads); !status.ok()) return status;
   uint64_t length = 0;
@@ -98,7 +107,7 @@ Result<std::string> SourceFingerprint(Endpoint& source) {
   }
   Result<std::string> digest = (*hash)->Finish(length);
   if (!digest.ok()) return digest.status();
-  return fmt::format("blkhash-sha256/64K@{}:{}", samples, *digest);
+  return fmt::format("blkhash-sha256/{}K@{}:{}", sample_size / 1024, samples, *digest);
 }
 
 Result<std::unique_ptr<CheckpointRun>> CheckpointRun::Load(const Options& options,
@@ -113,8 +122,8 @@ Result<std::unique_ptr<CheckpointRun>> CheckpointRun::Load(const Options& option
         destination.text, destination.kind == EndpointKind::kNull ? "null:" : "a stream"));
   }
   if (source.kind == EndpointKind::kStdio) {
-    return Status::Error(fmt::format("{}: {}: a stream source cannot be resumed", run->option_,
-                                     source.text));
+    return Status::Error(
+        fmt::format("{}: {}: a stream source cannot be resumed", run->option_, source.text));
   }
   Result<std::optional<std::string>> text = ReadCheckpointFile(run->path_);
   if (!text.ok()) return text.status();
@@ -134,7 +143,8 @@ Result<std::unique_ptr<CheckpointRun>> CheckpointRun::Load(const Options& option
           run->option_, destination.text, std::strerror(errno), run->path_));
     }
     // Opening a FIFO for writing would wait for a reader first.
-    if (stat(destination.text.c_str(), &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode))) {
+    if (stat(destination.text.c_str(), &st) == 0 &&
+        (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode))) {
       return Status::Error(fmt::format(
           "{}: {}: a resumable copy needs a destination written at offsets, not a stream",
           run->option_, destination.text));
@@ -148,8 +158,8 @@ Status CheckpointRun::Check(const Options& options, Endpoint& source, Endpoint& 
                             const std::string& extra_settings, const RangeSet* listed) {
   for (Endpoint* endpoint : {&source, &destination}) {
     if (endpoint->info().sequential || !endpoint->info().size) {
-      return Status::Error(fmt::format("{}: {}: a stream cannot be resumed", option_,
-                                       endpoint->name()));
+      return Status::Error(
+          fmt::format("{}: {}: a stream cannot be resumed", option_, endpoint->name()));
     }
   }
   identity_.source = source_name;
@@ -178,7 +188,7 @@ Status CheckpointRun::Check(const Options& options, Endpoint& source, Endpoint& 
       sampled.Remove(gap.offset, gap.length);
     }
   }
-  return CheckDestinationHoldsDone(option_, sampled, source, destination);
+  return CheckDestinationHoldsDone(option_, path_, sampled, source, destination);
 }
 
 Status CheckpointRun::Apply(CopyPlan* plan, bool hashing) {
@@ -204,8 +214,8 @@ Status CheckpointRun::CheckWritable() const {
   const std::string probe = path_ + ".tmp";
   UniqueFd fd(open(probe.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600));
   if (!fd.valid()) {
-    return Status::Error(fmt::format("{}: cannot write {}: {}", option_, probe,
-                                     std::strerror(errno)));
+    return Status::Error(
+        fmt::format("{}: cannot write {}: {}", option_, probe, std::strerror(errno)));
   }
   unlink(probe.c_str());
   return Status::Ok();

@@ -77,7 +77,7 @@ Result<std::string> HashImage(const Options& options, const CopyPlan& copy_plan,
   plan.skip_ranges = std::move(unlisted);
   plan.hash_skipped = false;
   plan.skipped_as_zero = plan.skip_ranges != nullptr;
-  plan.sparse_size = 0;      // nothing is written
+  plan.sparse_size = 0;  // nothing is written
   plan.synchronous = false;
   Progress silent(ProgressMode::kNone, -1, length);
   uint64_t hashed = 0;

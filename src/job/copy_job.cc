@@ -79,7 +79,7 @@ Status CheckOptions(const Options& options, const EndpointSpec& destination) {
 struct EndpointPair {
   std::unique_ptr<Endpoint> source;
   std::unique_ptr<Endpoint> destination;
-  bool null_destination = false;  // null: (an incremental copy's dry run)
+  bool null_destination = false;              // null: (an incremental copy's dry run)
   std::unique_ptr<CheckpointRun> checkpoint;  // --checkpoint
   std::optional<RangeSet> listed;             // --ranges
 };
@@ -173,8 +173,7 @@ void RecordPlan(const CopyPlan& plan, const std::optional<BlkhashSpec>& hash_spe
 // --retry without --checkpoint: which ranges are durable, in memory, so
 // that a destination restart loses nothing.
 std::unique_ptr<Checkpointer> RetryCheckpointer() {
-  return std::make_unique<Checkpointer>(RangeSet(), nullptr, kCheckpointInterval,
-                                        kCheckpointBytes);
+  return std::make_unique<Checkpointer>(RangeSet(), nullptr, kCheckpointInterval, kCheckpointBytes);
 }
 
 // A plan for the endpoints opened, with what it skips (a --ranges list's
@@ -184,7 +183,7 @@ struct PreparedCopy {
   CopyPlan plan;
   // What progress counts to: `plan` but skipping only what the list leaves out.
   CopyPlan total_plan;
-  std::shared_ptr<const RangeSet> unlisted;  // --ranges: what the list leaves out
+  std::shared_ptr<const RangeSet> unlisted;   // --ranges: what the list leaves out
   std::unique_ptr<Checkpointer> retry_books;  // --retry alone: in memory only
   Checkpointer* checkpointer = nullptr;
 };
@@ -224,9 +223,9 @@ Result<PreparedCopy> PrepareCopy(const Options& options, EndpointPair& endpoints
 
 // After the copy: an incremental copy's source hashed whole for --verify
 // (or its listed ranges), the comparison, the digest written.
-Status CheckAndReport(const Options& options, const PreparedCopy& prepared,
-                      EndpointPair& endpoints, const std::optional<BlkhashSpec>& hash_spec,
-                      uint64_t length, Result<std::string> digest, RunReport* report) {
+Status CheckAndReport(const Options& options, const PreparedCopy& prepared, EndpointPair& endpoints,
+                      const std::optional<BlkhashSpec>& hash_spec, uint64_t length,
+                      Result<std::string> digest, RunReport* report) {
   const bool incremental = options.dirty_bitmap.has_value() || options.ranges.has_value();
   if (incremental) {
     if (options.verbose) PrintIncrementalStats(options, *report);

@@ -35,8 +35,7 @@ Result<std::string> ReadRangesText(const Options& options) {
   return text;
 }
 
-Result<RangeSet> ParseListedRanges(const Options& options, const std::string& text,
-                                   uint64_t size) {
+Result<RangeSet> ParseListedRanges(const Options& options, const std::string& text, uint64_t size) {
   return ParseRangeList(text, size, options.ranges_type, *options.ranges);
 }
 

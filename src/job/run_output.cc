@@ -42,8 +42,8 @@ std::string IncrementalLabel(const Options& options) {
 }  // namespace
 
 Result<uint64_t> DirtyTotal(const Options& options, const CopyPlan& total_plan,
-                            const CopyPlan& plan, Endpoint& source, bool dry_run,
-                            RunReport* report, uint64_t* already) {
+                            const CopyPlan& plan, Endpoint& source, bool dry_run, RunReport* report,
+                            uint64_t* already) {
   Result<DirtySummary> summary = SummarizeDirty(total_plan, source);
   if (!summary.ok()) return summary.status();
   if (plan.skip_ranges != total_plan.skip_ranges) {
@@ -55,8 +55,8 @@ Result<uint64_t> DirtyTotal(const Options& options, const CopyPlan& total_plan,
   std::string line = DescribeDirty(*summary, *report->size);
   if (dry_run) {
     if (options.json && !options.json_file) return summary->dirty_bytes;  // the report says it
-    Status status = WriteLine(options.dirty_bitmap ? "--dirty-bitmap" : "--ranges", std::nullopt,
-                              line);
+    Status status =
+        WriteLine(options.dirty_bitmap ? "--dirty-bitmap" : "--ranges", std::nullopt, line);
     if (!status.ok()) return status;
     return summary->dirty_bytes;
   }

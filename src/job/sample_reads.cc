@@ -22,7 +22,8 @@ Status ReadSamples(Endpoint& endpoint, std::span<const SampleRead> samples) {
     if (done == samples.size() || !completions.empty()) continue;
     PollInterest interest = endpoint.poll_interest();
     if (interest.fd < 0) {
-      return Status::Error(endpoint.name() + ": internal error: reads in flight, nothing to wait on");
+      return Status::Error(endpoint.name() +
+                           ": internal error: reads in flight, nothing to wait on");
     }
     pollfd fd{interest.fd, interest.events, 0};
     int ready = poll(&fd, 1, interest.timeout_ms);

@@ -175,11 +175,10 @@ TEST(CheckpointerTest, ADestinationRestartLosesNothingInEitherEngine) {
       Checkpointer checkpointer(RangeSet(), nullptr, kNever, 256 * kKiB);
       Progress progress(ProgressMode::kNone, -1, size);
       CopyPlan plan = SmallPlan(synchronous);
-      Status status =
-          synchronous
-              ? SyncCopy(plan, source, destination, progress, nullptr, nullptr, nullptr,
-                         &checkpointer)
-              : ParallelCopy(plan, source, destination, progress, nullptr, nullptr, &checkpointer);
+      Status status = synchronous ? SyncCopy(plan, source, destination, progress, nullptr, nullptr,
+                                             nullptr, &checkpointer)
+                                  : ParallelCopy(plan, source, destination, progress, nullptr,
+                                                 nullptr, &checkpointer);
       ASSERT_TRUE(status.ok()) << status.message();
       ASSERT_EQ(destination.reconnections(), 1u);
       EXPECT_EQ(destination.data(), source.data())
@@ -206,11 +205,10 @@ TEST(CheckpointerTest, AResumedCopyNeitherReadsNorWritesWhatIsDone) {
     Recorder recorder;
     Checkpointer checkpointer(*done, recorder.Function(), kNever, 1ULL << 40);
     Progress progress(ProgressMode::kNone, -1, size);
-    Status status =
-        synchronous
-            ? SyncCopy(plan, source, destination, progress, nullptr, nullptr, nullptr,
-                       &checkpointer)
-            : ParallelCopy(plan, source, destination, progress, nullptr, nullptr, &checkpointer);
+    Status status = synchronous ? SyncCopy(plan, source, destination, progress, nullptr, nullptr,
+                                           nullptr, &checkpointer)
+                                : ParallelCopy(plan, source, destination, progress, nullptr,
+                                               nullptr, &checkpointer);
     ASSERT_TRUE(status.ok()) << status.message();
     EXPECT_EQ(destination.data(), source.data());
     for (const Operation& op : source.OpsNamed("read")) {

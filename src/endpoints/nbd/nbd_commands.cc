@@ -194,8 +194,9 @@ void NbdEndpoint::Issue(Command* command) {
       break;
     }
     case Op::kWrite:
-      rc = WithTailAllowed(
-          offset, length, [&] { return nbd_aio_pwrite(h, command->buffer, length, offset, done, 0); });
+      rc = WithTailAllowed(offset, length, [&] {
+        return nbd_aio_pwrite(h, command->buffer, length, offset, done, 0);
+      });
       break;
     case Op::kZero:
       rc = WithTailAllowed(offset, length,

@@ -86,9 +86,8 @@ void NbdHandleCloser::operator()(nbd_handle* handle) const {
 
 Result<std::unique_ptr<NbdEndpoint>> NbdEndpoint::Connect(const EndpointSpec& spec, Role role,
                                                           const NbdSettings& settings) {
-  std::string dirty_context = settings.dirty_bitmap.empty()
-                                  ? std::string()
-                                  : kDirtyBitmapPrefix + settings.dirty_bitmap;
+  std::string dirty_context =
+      settings.dirty_bitmap.empty() ? std::string() : kDirtyBitmapPrefix + settings.dirty_bitmap;
   std::string name = DisplayName(spec);
   Result<NbdHandle> handle = CreateHandle(name, role, settings.debug, dirty_context);
   if (!handle.ok()) return handle.status();
@@ -98,8 +97,8 @@ Result<std::unique_ptr<NbdEndpoint>> NbdEndpoint::Connect(const EndpointSpec& sp
   if (StartConnecting(h, spec) == -1) {
     return Status::Error(name + ": " + ExplainConnectFailure(*tls, LibnbdError()));
   }
-  std::unique_ptr<NbdEndpoint> endpoint(new NbdEndpoint(
-      spec, role, settings, std::move(dirty_context), std::move(handle).value()));
+  std::unique_ptr<NbdEndpoint> endpoint(
+      new NbdEndpoint(spec, role, settings, std::move(dirty_context), std::move(handle).value()));
   if (!endpoint->FinishConnecting()) {
     const std::string& why = endpoint->connection_error_;
     return Status::Error(name + ": " +
@@ -131,8 +130,7 @@ Status NbdEndpoint::ConnectOnce() {
   if (now.size != before.size || now.read_only != before.read_only ||
       now.can_flush != before.can_flush || now.can_multi_conn != before.can_multi_conn ||
       now.can_extents != before.can_extents || can_zero_ != could_zero ||
-      now.min_block_size != before.min_block_size ||
-      now.max_block_size != before.max_block_size) {
+      now.min_block_size != before.min_block_size || now.max_block_size != before.max_block_size) {
     gave_up_ = true;
     return Status::Error(fmt::format(
         "the server came back with another export (size {} was {}, or its flags or block sizes "

@@ -32,8 +32,7 @@ bool SleepUnlessCancelled(std::chrono::steady_clock::duration duration) {
 }  // namespace
 
 bool NbdEndpoint::MayReconnect() const {
-  return settings_.retry > 0 && spec_.kind == EndpointKind::kNbdUri && !disconnecting_ &&
-         !gave_up_;
+  return settings_.retry > 0 && spec_.kind == EndpointKind::kNbdUri && !disconnecting_ && !gave_up_;
 }
 
 bool NbdEndpoint::Recover() {
@@ -58,8 +57,9 @@ bool NbdEndpoint::Recover() {
   }
   recovering_ = true;
   ExplainAborted();  // block-status requests fail with the reason
-  const std::string reason =
-      connection_error_.empty() ? std::string("the server closed the connection") : connection_error_;
+  const std::string reason = connection_error_.empty()
+                                 ? std::string("the server closed the connection")
+                                 : connection_error_;
   Status status = Reconnect(reason);
   recovering_ = false;
   std::vector<Command*> lost;
@@ -81,7 +81,8 @@ bool NbdEndpoint::Recover() {
 Status NbdEndpoint::Reconnect(const std::string& reason) {
   const unsigned attempts = settings_.retry;
   auto notice = [this](const std::string& line) {
-    if (settings_.notices && settings_.notices->notice) settings_.notices->notice(name_ + ": " + line);
+    if (settings_.notices && settings_.notices->notice)
+      settings_.notices->notice(name_ + ": " + line);
   };
   std::string why = reason;
   while (failed_attempts_ < attempts) {
@@ -93,10 +94,10 @@ Status NbdEndpoint::Reconnect(const std::string& reason) {
                      : std::min<std::chrono::steady_clock::duration>(
                            kLongestBackoff, kFirstBackoff * (1u << std::min(attempt - 2, 6u)));
     const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(backoff).count();
-    notice(attempt == 1 ? fmt::format("connection lost ({}); reconnecting (attempt 1 of {})", why,
-                                      attempts)
-                        : fmt::format("connection lost ({}); reconnecting in {} s (attempt {} of {})",
-                                      why, seconds, attempt, attempts));
+    notice(attempt == 1
+               ? fmt::format("connection lost ({}); reconnecting (attempt 1 of {})", why, attempts)
+               : fmt::format("connection lost ({}); reconnecting in {} s (attempt {} of {})", why,
+                             seconds, attempt, attempts));
     if (!SleepUnlessCancelled(backoff)) return Status::Error("interrupted while reconnecting");
     Status status = ConnectOnce();
     if (status.ok()) {

@@ -44,42 +44,75 @@ _map_done() {
     echo "${out%% *}"
 }
 
-# kill_after_checkpoint MAP EXTRA ARGS...: runs nbdcopy ARGS in the
+# _group_alive PGID: a process of the group still runs (zombies, which a
+# slow subreaper may leave for a while, do not count).
+_group_alive() {
+    local p
+    for p in $(pgrep -g "$1"); do
+        _alive "$p" && return 0
+    done
+    return 1
+}
+
+# kill_after_checkpoint MAP EXTRA WHOM ARGS...: runs nbdcopy ARGS in the
 # background, in a process group of its own; waits (at most 60 s) until
 # MAP marks more bytes done than it did before the run (a checkpoint of
-# this run), then EXTRA seconds more, then SIGKILLs nbdcopy (alone) and
-# waits for the rest of its process group (a "[ CMD ]" server it started)
-# to be gone.  Sets KILL_RC: 137 when killed, 0 when the copy finished
-# first; any other status fails.  stderr in $T/kill.err.
+# this run), then EXTRA seconds more, then sends SIGKILL to nbdcopy alone
+# (WHOM "copier": a "[ CMD ]" server it started sees its client vanish)
+# or to its whole process group (WHOM "group": that server dies with it,
+# as in a crash); then waits for the rest of the group to be gone.  Sets
+# KILL_RC: 137 when killed, 0 when the copy finished first; any other
+# status fails.  nbdcopy's stderr is in $T/kill.err.
 kill_after_checkpoint() {
-    local map=$1 extra=$2 before pid i now=-1
-    shift 2
+    local map=$1 extra=$2 whom=$3 before pid i now=-1
+    shift 3
     before=$(_map_done "$map")
     ((before >= 0)) || before=0
     rm -f "$T/kill.err"
     setsid "$NBDCOPY" "$@" 2>"$T/kill.err" &
     pid=$!
-    for i in $(seq 1200); do
+    # Cheap polling (a busy machine starves a loop of python starts): FILE
+    # is parsed only when it was replaced (a new inode: it is renamed over).
+    local inode seen
+    seen=$(stat -c %i "$map" 2>/dev/null || echo none)
+    for i in $(seq 3000); do
         _alive "$pid" || break
-        now=$(_map_done "$map")
-        ((now > before)) && break
-        sleep 0.05
+        inode=$(stat -c %i "$map" 2>/dev/null || echo none)
+        if [[ $inode != "$seen" ]]; then
+            seen=$inode
+            now=$(_map_done "$map")
+            ((now > before)) && break
+        fi
+        sleep 0.02
     done
     if _alive "$pid"; then
-        ((now > before)) || { kill -9 "$pid"; fail "no checkpoint in 60 s: nbdcopy $*"; }
+        ((now > before)) || { kill -9 -- "-$pid"; fail "no checkpoint in 60 s: nbdcopy $*"; }
         sleep "$extra"
-        kill -9 "$pid" 2>/dev/null || true
+        if [[ $whom == group ]]; then
+            kill -9 -- "-$pid" 2>/dev/null || true
+        else
+            kill -9 "$pid" 2>/dev/null || true
+        fi
     fi
     KILL_RC=0
     wait "$pid" 2>/dev/null || KILL_RC=$?  # (no "Killed" line from bash)
     for i in $(seq 300); do
-        pgrep -g "$pid" >/dev/null || break
+        _group_alive "$pid" || break
         sleep 0.05
     done
-    if pgrep -g "$pid" >/dev/null; then
+    if _group_alive "$pid"; then
         kill -9 -- "-$pid" 2>/dev/null || true
-        fail "the process group of the killed nbdcopy outlived it by 15 s: $(pgrep -a -g "$pid")"
+        fail "the process group of the killed nbdcopy outlived it by 15 s"
     fi
     [[ $KILL_RC -eq 137 || $KILL_RC -eq 0 ]] ||
         fail "nbdcopy exited $KILL_RC before it was killed: $(head -c 300 "$T/kill.err"): nbdcopy $*"
+}
+
+# json_field FILE EXPR: EXPR (Python) evaluated with `r` the --json report
+# in FILE.
+json_field() {
+    local py=/usr/bin/python3
+    [[ -x $py ]] || py=$(command -v python3)
+    "$py" -c 'import json, sys; r = json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' \
+        "$1" "$2" || fail "cannot evaluate $2 on $(head -c 500 "$1")"
 }

@@ -20,6 +20,18 @@ the reason on stderr):
                        a resumed copy of alignment A skips them
   ddrescue-rescued MAP the "rescued:" value of "ddrescuelog -t" for the done
                        bytes, as ddrescuelog formats it ("1999 kB", "4096 B")
+  checkall MAP...      check each file (snapshots): "N OF N", or exit 1
+                       naming the first that is not whole
+  holds MAP SRC DST    the first offset inside MAP's done ranges where the raw
+                       image DST differs from SRC, or -1 (a done range must
+                       hold the source's bytes)
+  inside MAP RANGES    bytes of RANGES ("OFF+LEN,...") that MAP marks done
+  rewrite MAP RANGES OUT
+                       MAP with its blocks replaced: RANGES done, the rest
+                       not (the identity lines kept), written to OUT
+  fingerprint IMAGE    the source fingerprint nbdcopy records for a raw
+                       image: "blkhash-sha256/64K@N:" and the sha256 blkhash
+                       of the N (up to 16) blocks of 64 KiB spread over it
   lost MAP OLD         bytes OLD (another mapfile) marks done that MAP does not
   identity MAP KEY     the value of "# nbdcopy-KEY:"
   samples MAP          the reads a run makes before it copies anything, as
@@ -34,7 +46,9 @@ the reason on stderr):
                        ranges shrunk inward to A (none may be re-read)
 """
 
+import hashlib
 import re
+import struct
 import sys
 
 START = re.compile(
@@ -156,8 +170,62 @@ def ddrescue_number(n):
     return f"{n} {units[i]}"
 
 
+def fingerprint(image):
+    with open(image, "rb") as f:
+        data = f.read()
+    size = len(data)
+    outer, length = hashlib.sha256(), 0
+    blocks = (size + SAMPLE - 1) // SAMPLE
+    count = min(blocks, FINGERPRINT_SAMPLES)
+    for off, n in samples(size, [])[:count]:
+        outer.update(hashlib.sha256(data[off:off + n]).digest())
+        length += n
+    outer.update(struct.pack("<Q", length))
+    return f"blkhash-sha256/64K@{count}:{outer.hexdigest()}"
+
+
+def parse_ranges(text):
+    out = []
+    for item in filter(None, text.split(",")):
+        off, n = item.split("+")
+        out.append((int(off, 0), int(off, 0) + int(n, 0)))
+    return out
+
+
+def render(path, runs, out):
+    """path's text with its status line and blocks replaced."""
+    _, size, _ = parse(path)
+    with open(path) as f:
+        head = [line for line in f.read().split("\n") if line.startswith("#")]
+    blocks, pos = [], 0
+    for a, b in sorted(runs):
+        if a > pos:
+            blocks.append((pos, a - pos, "?"))
+        blocks.append((a, b - a, "+"))
+        pos = b
+    if pos < size:
+        blocks.append((pos, size - pos, "?"))
+    todo = [off for off, _, st in blocks if st == "?"]
+    status = f"0x{todo[0]:08X}     ?" if todo else f"0x{size:08X}     +"
+    text = "\n".join(head[:-2]) + "\n" + head[-2] + "\n" + status + "               1\n"
+    text += head[-1] + "\n" + "".join(f"0x{a:08X}  0x{n:08X}  {st}\n" for a, n, st in blocks)
+    with open(out, "w") as f:
+        f.write(text)
+
+
 def main(argv):
     cmd, path = argv[1], argv[2]
+    if cmd == "fingerprint":
+        print(fingerprint(path))
+        return
+    if cmd == "checkall":
+        for i, one in enumerate(argv[2:]):
+            try:
+                parse(one)
+            except (Bad, ValueError, OSError) as e:
+                sys.exit(f"checkpoint_tool: snapshot {i + 1} of {len(argv) - 2}: {e}")
+        print(len(argv) - 2, "OF", len(argv) - 2)
+        return
     try:
         identity, size, blocks = parse(path)
     except (Bad, ValueError, OSError) as e:
@@ -179,6 +247,20 @@ def main(argv):
             sys.exit(f"checkpoint_tool: {e}")
         print(sum(b - a - sum(max(0, min(b, y) - max(a, x)) for x, y in runs)
                   for a, b in done_runs(old)))
+    elif cmd == "holds":
+        with open(argv[3], "rb") as f:
+            src = f.read()
+        with open(argv[4], "rb") as f:
+            dst = f.read()
+        bad = [a + next((i for i, (x, y) in enumerate(zip(src[a:b], dst[a:b])) if x != y),
+                        len(dst[a:b]))
+               for a, b in runs if src[a:b] != dst[a:b]]
+        print(bad[0] if bad else -1)
+    elif cmd == "inside":
+        print(sum(max(0, min(b, y) - max(a, x)) for a, b in parse_ranges(argv[3])
+                  for x, y in runs))
+    elif cmd == "rewrite":
+        render(path, parse_ranges(argv[3]), argv[4])
     elif cmd == "identity":
         print(identity[argv[3]])
     elif cmd == "samples":

@@ -1,0 +1,218 @@
+#!/usr/bin/env bash
+# --checkpoint=FILE is a GNU ddrescue mapfile at every stage, and ddrescuelog
+# agrees with what it marks done (our parser's sum of the '+' blocks: the
+# "rescued:" line of -t, its area count, and -l+ / -l? at 4096-byte blocks,
+# which this source's layout keeps every range on):
+# - before anything is durable there is no FILE (first written at the first
+#   checkpoint): not after a copy whose every write fails (nor FILE.tmp),
+#   not while a copy runs before its first checkpoint;
+# - partly done: SIGINT, then (resumed, --synchronous) SIGTERM, each makes
+#   a last checkpoint: exit 130 / 143, FILE marks more done than before
+#   (and never less), the destination holds the source's bytes there, and
+#   "ddrescuelog -D" exits non-zero; the resumed run does not rewrite FILE
+#   before it has something new;
+# - finished: every block '+', -D exits 0;
+# - a rerun of the finished copy exits 0, copies nothing (the source's log
+#   shows only the fingerprint and destination samples, no copy read),
+#   and leaves the destination (bytes and mtime) and FILE (not rewritten)
+#   as they were.
+# Then 20 SIGKILLs at spread points of a copy that checkpoints every 10 ms
+# (NBDCOPY_CHECKPOINT_SECONDS=0.01), both engines, while FILE is read as
+# fast as possible: every snapshot and FILE after every kill is a whole
+# mapfile (never empty or partial: it is replaced by rename), a stale
+# FILE.tmp (even garbage) is never read as FILE, and the last run leaves
+# no FILE.tmp and a destination equal to the source.
+source "$(dirname "$0")/lib/lib.sh"
+source "$TEST_LIB/checkpoint_lib.bash"
+require_cmd nbdkit
+
+make_source() { # PATH SIZE: in every MiB data, a hole, data, a hole (on 4 KiB)
+    local off
+    truncate -s "$2" "$1"
+    for ((off = 0; off < $2; off += MiB)); do
+        write_random "$1" "$off" 262144
+        write_random "$1" $((off + 524288)) 131072
+    done
+}
+size=$((16 * MiB))
+make_source "$T/src.img" "$size"
+start_nbdkit src -r --filter=log file "$T/src.img" logfile="$T/src.reads"
+src=$(uri_for src)
+map=$T/copy.map
+dst=$T/dst.img
+unset NBDCOPY_CHECKPOINT_SECONDS  # the default, 5 s: no timed checkpoint below
+
+# check_ddrescuelog MAP WHAT: ddrescuelog reads in MAP what our parser does.
+check_ddrescuelog() {
+    local map=$1 what=$2 rescued areas plus todo
+    assert_map "$map" "$what"
+    assert_map_done_status "$map" "$what"
+    rescued=$(ctool ddrescue-rescued "$map")
+    areas=$(grep -E '^ *rescued:' "$T/ddrescuelog.out") || fail "$what: no rescued: line"
+    [[ $areas =~ rescued:\ +([0-9]+\ [kMG]?B),\ +in\ +([0-9]+)\ area ]] ||
+        fail "$what: unexpected ddrescuelog -t line: $areas"
+    [[ ${BASH_REMATCH[1]} == "$rescued" ]] ||
+        fail "$what: ddrescuelog -t says rescued ${BASH_REMATCH[1]}, the '+' blocks sum to $MAP_DONE ($rescued)"
+    [[ ${BASH_REMATCH[2]} -eq $MAP_RUNS ]] ||
+        fail "$what: ddrescuelog -t counts ${BASH_REMATCH[2]} rescued areas, FILE has $MAP_RUNS"
+    plus=$(ddrescuelog -b 4096 -l+ "$map" | wc -l)
+    todo=$(ddrescuelog -b 4096 -l? "$map" | wc -l)
+    ((plus * 4096 == MAP_DONE)) ||
+        fail "$what: ddrescuelog -l+ lists $plus blocks of 4096, FILE marks $MAP_DONE bytes done"
+    ((todo * 4096 == MAP_SIZE - MAP_DONE)) ||
+        fail "$what: ddrescuelog -l? lists $todo blocks of 4096, FILE leaves $((MAP_SIZE - MAP_DONE)) bytes"
+    msg "$what: $MAP_DONE of $MAP_SIZE bytes done in $MAP_RUNS runs; ddrescuelog: rescued $rescued"
+}
+
+# assert_holds MAP WHAT: the destination holds the source's bytes wherever
+# MAP says they were copied.
+source_file=$T/src.img
+assert_holds() {
+    local bad
+    bad=$(ctool holds "$1" "$source_file" "$dst")
+    [[ $bad -eq -1 ]] || fail "$2: FILE marks offset $bad done, the destination differs there"
+}
+
+# --- Nothing durable, no FILE: a copy whose every write fails leaves
+# neither FILE nor FILE.tmp (a rerun starts again).
+start_nbdkit bad --filter=error memory size="$size" error=EIO error-rate=100%
+expect_fail "$NBDCOPY" --checkpoint="$T/failed.map" "$src" "$(uri_for bad)"
+assert_err_contains "Input/output error"
+[[ ! -e $T/failed.map ]] || fail "a copy that made nothing durable wrote FILE: $(cat "$T/failed.map")"
+[[ ! -e $T/failed.map.tmp ]] || fail "a copy that made nothing durable left FILE.tmp"
+stop_server bad
+
+# interrupt SIGNAL STATUS ENGINE-OPTIONS...: starts the copy, waits until
+# something was copied, checks FILE is as before the run (no checkpoint is
+# due in the first 5 s: absent, or not rewritten by a resumed run with
+# nothing new), then signals it.
+interrupt() {
+    local signal=$1 status=$2 pid i rc=0 before start
+    shift 2
+    rm -f "$T/progress.txt"
+    before=$(stat -c %i "$map" 2>/dev/null || echo none)  # renamed over: a new inode
+    start=${EPOCHREALTIME/./}
+    "$NBDCOPY" --rate=2M --request-size=256K --progress=3 "$@" --checkpoint="$map" "$src" "$dst" \
+        3>"$T/progress.txt" 2>"$T/err.txt" &
+    pid=$!
+    for i in $(seq 600); do
+        grep -q '^[1-9][0-9]*/100$' "$T/progress.txt" 2>/dev/null && break
+        _alive "$pid" || break
+        sleep 0.05
+    done
+    _alive "$pid" || fail "$signal: the copy ended before it could be interrupted"
+    grep -q '^[1-9][0-9]*/100$' "$T/progress.txt" || fail "$signal: the copy never got going"
+    if ((${EPOCHREALTIME/./} - start < 4000000)); then
+        [[ $(stat -c %i "$map" 2>/dev/null || echo none) == "$before" ]] ||
+            fail "$signal: FILE was written before the first checkpoint"
+    else
+        msg "$signal: (slow machine: too late to check FILE before the first checkpoint)"
+    fi
+    kill -s "$signal" "$pid"
+    wait "$pid" || rc=$?
+    sed 's/^/    stderr: /' "$T/err.txt" >&2
+    [[ $rc -eq $status ]] || fail "$signal: exit status $rc, expected $status"
+    grep -qxE "nbdcopy: interrupted after copying [0-9]+ of $size bytes" "$T/err.txt" ||
+        fail "$signal: unexpected message: $(cat "$T/err.txt")"
+}
+
+# --- Partly done: SIGINT makes the last checkpoint, the first FILE.
+interrupt INT 130
+check_ddrescuelog "$map" "after SIGINT"
+((MAP_DONE > 0 && MAP_DONE < size)) || fail "after SIGINT FILE marks $MAP_DONE of $size bytes done"
+assert_holds "$map" "after SIGINT"
+after_int=$MAP_DONE
+
+# --- Resumed with --synchronous, then SIGTERM.
+cp "$map" "$T/before-run.map"
+interrupt TERM 143 --synchronous
+check_ddrescuelog "$map" "after SIGTERM"
+((MAP_DONE > after_int && MAP_DONE < size)) ||
+    fail "after SIGTERM FILE marks $MAP_DONE bytes done (before: $after_int)"
+[[ $(ctool lost "$map" "$T/before-run.map") -eq 0 ]] || fail "SIGTERM: ranges done before are lost"
+assert_holds "$map" "after SIGTERM"
+
+# --- Finished.
+run_copy --checkpoint="$map" "$src" "$dst"
+check_ddrescuelog "$map" "finished"
+[[ $MAP_DONE -eq $size && $MAP_RUNS -eq 1 ]] || fail "finished: $MAP_DONE of $size bytes done"
+[[ -z $(ddrescuelog -b 4096 -l? "$map") ]] || fail "finished: ddrescuelog -l? lists blocks"
+grep -qxE "0x0*1000000 +\+ +1" "$map" || fail "finished: the status line is not '$size +': $(sed -n 8p "$map")"
+assert_same_file "$T/src.img" "$dst" "finished copy"
+
+# --- A rerun of the finished copy.
+cp "$dst" "$T/dst.saved"
+cp "$map" "$T/finished.map"
+mtime=$(stat -c %y "$dst")
+inode=$(stat -c %i "$map")
+stop_server src
+start_nbdkit src -r --filter=log file "$T/src.img" logfile="$T/rerun.reads"
+run_copy -v --checkpoint="$map" "$src" "$dst"
+grep -qxF "nbdcopy: checkpoint=$map: resuming with $size bytes done" "$T/cmd.err" ||
+    fail "rerun of a finished copy: -v says $(grep resuming "$T/cmd.err")"
+read -r sampled copies copied _ <<<"$(ctool reads "$T/finished.map" "$T/rerun.reads" 1)"
+msg "rerun of a finished copy: $copies copy reads ($copied bytes), $sampled sample reads"
+[[ $copies -eq 0 ]] || fail "a rerun of a finished copy read $copied bytes in $copies requests"
+((sampled <= 17)) || fail "a rerun of a finished copy made $sampled sample reads"
+[[ $(log_count "$T/rerun.reads" Read) -eq $sampled ]] || fail "reads the tool did not classify"
+assert_unchanged "$dst" "$T/dst.saved" "rerun of a finished copy"
+[[ $(stat -c %y "$dst") == "$mtime" ]] || fail "rerun of a finished copy: the destination's mtime changed"
+cmp -s "$map" "$T/finished.map" || fail "rerun of a finished copy changed FILE"
+[[ $(stat -c %i "$map") == "$inode" ]] || fail "rerun of a finished copy rewrote FILE (nothing new)"
+check_ddrescuelog "$map" "after the rerun"
+
+# --- SIGKILL, many times, while FILE is rewritten every 10 ms (64 KiB
+# requests at 2 MiB/s: something new at nearly every checkpoint), from a
+# source large enough not to be finished by then.
+export NBDCOPY_CHECKPOINT_SECONDS=0.01
+size=$((40 * MiB))
+source_file=$T/storm-src.img
+make_source "$source_file" "$size"
+map=$T/storm.map
+dst=$T/storm.img
+delays_ms=(50 300 120 450 200 80 380 250 150 500 100 330 60 420 180 280 220 90 360 140)
+snapshots=() kills=0 tmps=0 n=0
+for delay in "${delays_ms[@]}"; do
+    engine=(); ((kills % 2)) && engine=(--synchronous)
+    # A stale FILE.tmp, as a kill in the middle of a write leaves it:
+    # garbage, or the first half of FILE. It must never be read.
+    if [[ -f $map ]]; then
+        cp "$map" "$T/previous.map"
+        head -c $(($(stat -c %s "$map") / 2)) "$map" >"$map.tmp"
+    else
+        printf 'garbage, not a mapfile\n' >"$map.tmp"
+    fi
+    "$NBDCOPY" --rate=2M --request-size=64K "${engine[@]}" --checkpoint="$map" \
+        "$source_file" "$dst" 2>"$T/kill.err" &
+    pid=$!
+    deadline=$((${EPOCHREALTIME/./} + delay * 1000))
+    while ((${EPOCHREALTIME/./} < deadline)); do  # read FILE as fast as we can
+        n=$((n + 1))
+        cp "$map" "$T/snap.$n" 2>/dev/null && snapshots+=("$T/snap.$n")
+    done
+    kill -9 "$pid" 2>/dev/null || true
+    rc=0
+    wait "$pid" 2>/dev/null || rc=$?
+    [[ $rc -eq 137 ]] || fail "storm: nbdcopy exited $rc before SIGKILL: $(head -c 300 "$T/kill.err")"
+    kills=$((kills + 1))
+    [[ -e $map.tmp ]] && tmps=$((tmps + 1))  # (a kill between create and rename)
+    [[ -f $map ]] || continue  # killed before it wrote FILE at all
+    assert_map "$map" "storm: after kill $kills (${delay} ms)"
+    ((MAP_DONE < size)) || fail "storm: the copy finished before kill $kills"
+    if [[ -f $T/previous.map ]]; then
+        [[ $(ctool lost "$map" "$T/previous.map") -eq 0 ]] ||
+            fail "storm: kill $kills: ranges done before are lost"
+    fi
+    assert_holds "$map" "storm: after kill $kills"
+done
+msg "storm: $kills kills, FILE.tmp there after $tmps of them, last FILE: $MAP_DONE of $size bytes done"
+((${#snapshots[@]} > 0)) || fail "storm: no snapshot of FILE taken"
+out=$(ctool checkall "${snapshots[@]}" 2>&1) || fail "storm: $out"
+msg "storm: ${#snapshots[@]} snapshots of FILE taken while it was rewritten, all whole"
+((MAP_DONE > 0)) || fail "storm: nothing was ever marked done"
+run_copy --checkpoint="$map" "$source_file" "$dst"
+assert_map "$map" "storm: the last run"
+[[ $MAP_DONE -eq $size ]] || fail "storm: the last run leaves $MAP_DONE of $size bytes done"
+[[ ! -e $map.tmp ]] || fail "storm: the last run left $map.tmp behind"
+assert_same_file "$source_file" "$dst" "storm: the last run"
+msg PASS
