@@ -118,7 +118,8 @@ bool NbdEndpoint::PollOnce() {
     return false;
   }
   OnPollEvents(ready == 0 ? 0 : fd.revents);
-  return nbd_aio_is_dead(h) != 1;
+  // (Not h: OnPollEvents may have re-established the connection, closing it.)
+  return nbd_aio_is_dead(handle_.get()) != 1;
 }
 
 }  // namespace nbdcopy
