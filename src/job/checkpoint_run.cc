@@ -26,7 +26,9 @@ constexpr uint64_t kSamples = 16;
 constexpr size_t kDestinationSamples = 8;
 constexpr uint64_t kDestinationSampleSize = 64 * 1024;
 
-std::chrono::steady_clock::duration Interval() {
+}  // namespace
+
+std::chrono::steady_clock::duration CheckpointInterval() {
   if (const char* text = std::getenv("NBDCOPY_CHECKPOINT_SECONDS")) {
     double seconds = std::strtod(text, nullptr);
     if (seconds > 0) {
@@ -36,6 +38,8 @@ std::chrono::steady_clock::duration Interval() {
   }
   return kCheckpointInterval;
 }
+
+namespace {
 
 const char* YesNo(bool value) { return value ? "yes" : "no"; }
 
@@ -202,7 +206,7 @@ Status CheckpointRun::Apply(CopyPlan* plan, bool hashing) {
     plan->hash_skipped = hashing;
   }
   checkpointer_ = std::make_unique<Checkpointer>(
-      done, [this](const RangeSet& durable) { return Persist(durable); }, Interval(),
+      done, [this](const RangeSet& durable) { return Persist(durable); }, CheckpointInterval(),
       kCheckpointBytes);
   // No file yet: none is needed until something is durable (a kill before
   // then leaves nothing to resume, as if never started).

@@ -32,6 +32,8 @@ namespace nbdcopy {
 // NBDCOPY_CHECKPOINT_SECONDS overrides the interval (tests, tuning).
 inline constexpr std::chrono::seconds kCheckpointInterval{5};
 inline constexpr uint64_t kCheckpointBytes = uint64_t{2} << 30;
+// kCheckpointInterval, or what NBDCOPY_CHECKPOINT_SECONDS says.
+std::chrono::steady_clock::duration CheckpointInterval();
 
 class CheckpointRun {
  public:

@@ -173,7 +173,7 @@ void RecordPlan(const CopyPlan& plan, const std::optional<BlkhashSpec>& hash_spe
 // --retry without --checkpoint: which ranges are durable, in memory, so
 // that a destination restart loses nothing.
 std::unique_ptr<Checkpointer> RetryCheckpointer() {
-  return std::make_unique<Checkpointer>(RangeSet(), nullptr, kCheckpointInterval, kCheckpointBytes);
+  return std::make_unique<Checkpointer>(RangeSet(), nullptr, CheckpointInterval(), kCheckpointBytes);
 }
 
 // A plan for the endpoints opened, with what it skips (a --ranges list's

@@ -74,6 +74,10 @@ done
 
 # A command server killed (SIGKILL) once the copy is 20% done.
 make_test_file "$T/big.img" $((16 * MiB))
+# (A server still running at the end, the test having failed before it
+# was killed; the pid file goes as soon as that pid is killed.)
+# shellcheck disable=SC2016
+at_exit '[[ -s $T/cmd.pid ]] && kill -9 "$(cat "$T/cmd.pid")" 2>/dev/null'
 for engine in "" --synchronous; do
     label=cmd${engine:+-sync}
     msg "$label: [ nbdkit ] killed mid-copy"
@@ -81,11 +85,11 @@ for engine in "" --synchronous; do
     cmd=(nbdkit -P "$T/cmd.pid" -r file "$T/big.img")
     args=(--retry=3 --rate=4M --request-size=256K)
     [[ -n $engine ]] && args+=("$engine")
-    at_exit '[[ -s $T/cmd.pid ]] && kill -9 "$(cat "$T/cmd.pid")" 2>/dev/null'
     start_bg_copy "$label" -v --progress=3 "${args[@]}" -- "[" "${cmd[@]}" "]" "$T/out.img"
     wait_progress "$label" 20
     [[ -s $T/cmd.pid ]] || fail "$label: the command server wrote no pid file"
     kill -9 "$(cat "$T/cmd.pid")"
+    rm -f "$T/cmd.pid"
     finish_bg_copy "$label"
     [[ $RC -eq 1 ]] || fail "$label: exit status $RC, expected 1"
     assert_no_reconnect "$label"
@@ -98,7 +102,9 @@ for engine in "" --synchronous; do
     rm -f "$T/cmd.pid" "$T/out.img"
     start_bg_copy "$label-1" --progress=3 "${args[@]}" -- "[" "${cmd[@]}" "]" "$T/out.img"
     wait_progress "$label-1" 20
+    [[ -s $T/cmd.pid ]] || fail "$label-1: the command server wrote no pid file"
     kill -9 "$(cat "$T/cmd.pid")"
+    rm -f "$T/cmd.pid"
     finish_bg_copy "$label-1"
     assert_one_line_failure "$label-1" "$want"
     [[ $(retry_json "$label-1" '(r["exit_status"], r["reconnections"])') == "(1, 0)" ]] ||

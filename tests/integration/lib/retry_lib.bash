@@ -37,6 +37,15 @@ retry_copy() {
     _retry_show "$label"
     [[ $RC -ne 124 && $RC -ne 137 ]] || fail "$label: hung: still running after ${watchdog}s: nbdcopy $*"
     [[ $RC -lt 128 ]] || fail "$label: nbdcopy died of signal $((RC - 128)) (exit status $RC): nbdcopy $*"
+    _no_sanitizer_report "$label"
+}
+
+# _no_sanitizer_report LABEL: a sanitizer build that reports on stderr
+# exits 1 like a failed copy: say what it found instead.
+_no_sanitizer_report() {
+    local report
+    report=$(grep -m1 -E 'ERROR: [A-Za-z]+Sanitizer|runtime error:' "$T/$1.err") || return 0
+    fail "$1: $report (see $T/$1.err)"
 }
 
 # _retry_show LABEL: the lines of $T/LABEL.err worth seeing (not libnbd's
@@ -48,12 +57,12 @@ _retry_show() {
 
 # copy_error LABEL: what the copy LABEL said last (its error, when it
 # failed): the last "nbdcopy: " line that is not -v's settings or
-# statistics, else the last line of $T/LABEL.err.  Never fails.
+# statistics, else the first line of $T/LABEL.err.  Never fails.
 copy_error() {
     local line
     line=$(grep -E '^nbdcopy: ' "$T/$1.err" 2>/dev/null |
         grep -vE '^nbdcopy: (src|dst|connections|workers)[:=]' | tail -n 1) || true
-    [[ -n $line ]] || line=$(tail -n 1 "$T/$1.err" 2>/dev/null) || true
+    [[ -n $line ]] || line=$(grep -v '^ *$' "$T/$1.err" 2>/dev/null | head -n 1) || true
     printf '%s\n' "$line"
 }
 
@@ -136,16 +145,18 @@ start_bg_copy() {
     timeout -k 5 "${WATCHDOG:-60}" "$NBDCOPY" --json="$T/$label.json" "$@" \
         >"$T/$label.out" 2>"$T/$label.err" 3>"$T/$label.progress" &
     BG_PID=$!
-    at_exit "kill $BG_PID 2>/dev/null || true"
+    PIDS+=("$BG_PID") # stopped at exit if still running
 }
 
 finish_bg_copy() {
     local label=$1
     RC=0
     wait "$BG_PID" || RC=$?
+    _forget_pid "$BG_PID"
     _retry_show "$label"
     [[ $RC -ne 124 && $RC -ne 137 ]] || fail "$label: hung: still running after ${WATCHDOG:-60}s"
     [[ $RC -lt 128 ]] || fail "$label: nbdcopy died of signal $((RC - 128)) (exit status $RC)"
+    _no_sanitizer_report "$label"
 }
 
 # wait_progress LABEL PERCENT: wait until the background copy LABEL has
