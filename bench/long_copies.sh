@@ -19,6 +19,9 @@
 #   reconnect   latency over TCP through bench's drop proxy, one drop per 100 MiB,
 #               --retry=3, vs the same proxy without drops
 #   rate        pattern with --rate=200M: the rate measured
+#   ranges      a 4 GiB qcow2 (10 % data) through qemu-nbd, 1 % changed in 2,000
+#               scattered ranges: --ranges (the bitmap's nbdinfo map) against
+#               --dirty-bitmap and a full copy
 # Floors: dd bs=1M of the source into the same file system (realfile); for the
 # NBD workloads, the two-core CPU bound: (our CPU + the servers' CPU) / 2.
 set -euo pipefail
@@ -132,6 +135,31 @@ rounds reconnect "$TCP_PIDS" \
   drops "$OURS --flush --retry=3 nbd://127.0.0.1:$(cat "$T/drops.port") $(uri latency-dst)"
 DROPS=$(grep -c '^drop ' "$T/drops.log" || true)
 
+echo "bench: ranges" >&2
+# 1 % of a 4 GiB image (10 % data) changed in 2,000 scattered 20 KiB writes,
+# tracked by qemu bitmap b0; --ranges gets the bitmap's own map.
+I=$([ "$QUICK" = 1 ] && echo 256 || echo 4096)
+nbdkit_unix inc-src -r sparse-random size=${I}M percent=10 seed=1
+qemu-img convert -f raw -O qcow2 "$(uri inc-src)" "$T/inc.qcow2"
+qemu-img convert -f qcow2 -O raw "$T/inc.qcow2" "$SHM/inc.img"
+qemu-img bitmap --add --enable "$T/inc.qcow2" b0
+python3 - "$I" >"$T/inc-writes.txt" <<'PY'
+import random, sys
+mib = int(sys.argv[1])
+rng = random.Random(1)
+for i, start in enumerate(sorted(rng.sample(range(mib * 1024 // 20 - 1), 2000))):
+    print(f"write -P {1 + i % 255} {start * 20480} 20k")
+PY
+args=()
+while read -r line; do args+=(-c "$line"); done <"$T/inc-writes.txt"
+qemu-io -f qcow2 "${args[@]}" "$T/inc.qcow2" >/dev/null
+nbdinfo --map=qemu:dirty-bitmap:b0 --json -- [ qemu-nbd -r -B b0 -f qcow2 "$T/inc.qcow2" ] >"$T/inc-map.json"
+rounds ranges - \
+  dirty-bitmap "$OURS --dirty-bitmap=b0 -- [ qemu-nbd -r -B b0 -f qcow2 $T/inc.qcow2 ] $SHM/inc.img" \
+  ranges "$OURS --ranges=$T/inc-map.json --ranges-type=1 -- [ qemu-nbd -r -f qcow2 $T/inc.qcow2 ] $SHM/inc.img" \
+  full "rm -f $SHM/full.img; $OURS -- [ qemu-nbd -r -f qcow2 $T/inc.qcow2 ] $SHM/full.img"
+cmp "$SHM/full.img" "$SHM/inc.img" || { echo "bench: the incremental copies differ from the full one" >&2; exit 1; }
+
 python3 - "$T" "$RUNS" "$DROPS" "$P" <<'EOF'
 import json, statistics, sys
 T, runs, drops, pattern_mib = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
@@ -168,4 +196,9 @@ r = load("rate")["rate"]
 rate = pattern_mib / med(r)
 print(f"--rate=200M on pattern: {med(r):.3f} s for {pattern_mib} MiB = {rate:.1f} MiB/s "
       f"({(rate / 200 - 1) * 100:+.1f} %)")
+r = load("ranges")
+print(f"ranges (2,000 scattered ranges, 1 % of the image, through qemu-nbd into tmpfs): "
+      f"--ranges {med(r['ranges']):.3f} s, --dirty-bitmap {med(r['dirty-bitmap']):.3f} s "
+      f"({ratio(r['ranges'], r['dirty-bitmap']):.3f}x), a full copy {med(r['full']):.3f} s "
+      f"({ratio(r['ranges'], r['full']):.3f}x)")
 EOF

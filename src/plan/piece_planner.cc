@@ -131,6 +131,8 @@ uint64_t PlanPieces(uint64_t start, std::span<const Extent> extents, const PlanR
     while (position < end && i < extents.size()) {
       auto [run_start, run_end] =
           NextRun(extents, &i, position, end, [](const Extent& e) { return e.clean; });
+      // No clean run left before the end (the answer may reach past it).
+      if (run_end <= run_start && (i == extents.size() || extents[i].offset >= end)) break;
       uint64_t clean_start = RoundUp(run_start, align);
       uint64_t clean_end = run_end == size ? run_end : RoundDown(run_end, align);
       if (clean_end <= clean_start) continue;

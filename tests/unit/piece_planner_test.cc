@@ -318,3 +318,20 @@ TEST(PiecePlannerTest, RandomExtentsKeepTheInvariants) {
 
 }  // namespace
 }  // namespace nbdcopy
+
+namespace nbdcopy {
+namespace {
+
+// An answer that reaches past the aligned end, its last extent starting
+// there: the search for clean runs stops at the end (it once looped).
+TEST(PiecePlannerTest, AnAnswerPastTheAlignedEndWithSkipCleanEnds) {
+  PlanRules rules = Rules(8192 + 100, 4096);
+  rules.skip_clean = true;
+  const std::vector<Extent> extents = {{0, 4096, false, false}, {4096, 100, false, true}};
+  std::vector<Extent> pieces;
+  EXPECT_EQ(PlanPieces(0, extents, rules, &pieces), 4096u);
+  EXPECT_EQ(pieces, (std::vector<Extent>{{0, 4096, false, false}}));
+}
+
+}  // namespace
+}  // namespace nbdcopy
