@@ -22,7 +22,7 @@ require_cmd nbdkit qemu-img qemu-nbd pgrep setsid
 size=$((16 * MiB))
 make_test_file "$T/src.img" "$size"  # per MiB: data, a hole, allocated zeroes, a hole
 export NBDCOPY_CHECKPOINT_SECONDS=0.15
-extras=(0 0.05 0.1 0.15 0.2 0.25)
+extras=(0 0.08 0.16 0.25)
 
 # What a whole copy reads from the source (holes are not read).
 start_nbdkit src -r --filter=log file "$T/src.img" logfile="$T/full.reads"

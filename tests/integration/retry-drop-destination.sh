@@ -101,7 +101,7 @@ done
 stop_server px
 
 # The server restarted mid-copy, losing what it had not flushed.
-rsize=$((16 * MiB))
+rsize=$((8 * MiB))
 make_random_file "$T/rsrc.img" "$rsize"
 truncate -s "$rsize" "$T/rdst.img"
 start_nbdkit_tcp rdst --filter=log --filter=cache file "$T/rdst.img" cache=writeback \
