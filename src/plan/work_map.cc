@@ -6,27 +6,33 @@ namespace nbdcopy {
 
 namespace {
 
-// Splits *extents where `done` begins and ends, marking the done parts clean.
-void MarkDone(const RangeSet& done, std::vector<Extent>* extents, std::vector<Extent>* scratch) {
-  scratch->clear();
-  for (const Extent& extent : *extents) {
-    uint64_t position = extent.offset;
-    auto emit = [&](uint64_t end, bool clean) {
-      if (end <= position) return;
-      Extent part = extent;
-      part.offset = position;
-      part.length = end - position;
-      part.clean = part.clean || clean;
-      scratch->push_back(part);
-      position = end;
-    };
-    for (const RangeSet::Range& run : done.Within(extent.offset, extent.length)) {
-      emit(run.offset, false);
-      emit(run.end(), true);
-    }
-    emit(extent.offset + extent.length, false);
+uint64_t RoundDown(uint64_t value, uint64_t alignment) { return value / alignment * alignment; }
+
+// Appends to *parts the parts of `piece` in order, those inside `done`
+// marked clean: the whole blocks of `alignment` inside it (or the short last
+// block of an image of `size` bytes). Pieces start and end on block
+// boundaries (or at the end), so this is `done` shrunk to whole blocks,
+// whatever extents the source described.
+void CarveDone(const Extent& piece, const RangeSet& done, uint64_t alignment, uint64_t size,
+               std::vector<Extent>* parts) {
+  uint64_t position = piece.offset;
+  auto part = [&](uint64_t end, bool is_done) {
+    if (end <= position) return;
+    Extent cut = piece;
+    cut.offset = position;
+    cut.length = end - position;
+    cut.clean = is_done;
+    parts->push_back(cut);
+    position = end;
+  };
+  for (const RangeSet::Range& run : done.Within(piece.offset, piece.length)) {
+    const uint64_t start = RoundDown(run.offset + alignment - 1, alignment);
+    const uint64_t end = run.end() == size ? size : RoundDown(run.end(), alignment);
+    if (end <= start) continue;
+    part(start, false);
+    part(end, true);
   }
-  extents->swap(*scratch);
+  part(piece.offset + piece.length, false);
 }
 
 }  // namespace
@@ -101,15 +107,26 @@ void WorkMap::MapWindow(Endpoint& source, bool use_extents) {
   }
   const size_t extents = scratch_.size();
   if (scratch_.empty()) scratch_.push_back(Extent{cursor_, window, false});
-  if (done_ != nullptr) MarkDone(*done_, &scratch_, &planned_);
   planned_.clear();
   cursor_ = PlanPieces(cursor_, scratch_, rules_, &planned_);
+  // What a checkpoint marks done (or a list leaves out) becomes clean here,
+  // in whole blocks, however the source described it.
+  if (done_ != nullptr) {
+    scratch_.clear();
+    for (const Extent& piece : planned_) {
+      if (piece.clean) {
+        scratch_.push_back(piece);
+      } else {
+        CarveDone(piece, *done_, rules_.alignment, rules_.image_size, &scratch_);
+      }
+    }
+    planned_.swap(scratch_);
+  }
   uint64_t zero_bytes = 0;
-  for (const Extent& piece : planned_) {
+  for (Extent& piece : planned_) {
     if (piece.clean && rules_.clean_as_zero) {
-      Extent zero = piece;
-      zero.zero = true;
-      mapped_.push_back(zero);
+      piece.zero = true;
+      mapped_.push_back(piece);
     } else if (piece.clean && !rules_.describe_clean) {
       clean_bytes_ += piece.length;  // an incremental copy leaves it alone
     } else {

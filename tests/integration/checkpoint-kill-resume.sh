@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # --checkpoint=FILE survives SIGKILL: a copy paced by --rate from an nbdkit
-# source (data with holes) is killed six times, each time at another point
+# source (data with holes) is killed four times, each time at another point
 # (0 to 0.25 s after one of its checkpoints; nbdcopy alone, or with the
 # "[ CMD ]" server it started, as in a crash), into a file, into nbdkit
 # memory (the same server across the kills) and into a qcow2 image through
