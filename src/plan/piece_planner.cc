@@ -12,9 +12,7 @@ uint64_t RoundUp(uint64_t value, uint64_t alignment) {
   return RoundDown(value + alignment - 1, alignment);
 }
 
-// kCleanData / kCleanZero: a clean range planned like a copied one
-// (PlanRules::describe_clean), to be read and hashed but not written.
-enum class Kind { kData, kZero, kClean, kCleanData, kCleanZero };
+enum class Kind { kData, kZero, kClean };
 
 // Emits runs in image order, merging neighbours of the same kind, and
 // splits them into pieces no longer than the rules allow.
@@ -36,12 +34,11 @@ class PieceWriter {
 
   void Flush() {
     // Clean ranges are no I/O at all: nothing limits them.
-    const bool zero = pending_kind_ == Kind::kZero || pending_kind_ == Kind::kCleanZero;
-    const bool clean = pending_kind_ == Kind::kClean || pending_kind_ == Kind::kCleanData ||
-                       pending_kind_ == Kind::kCleanZero;
-    const uint64_t limit = zero                           ? rules_.max_zero
-                           : pending_kind_ != Kind::kClean ? rules_.max_data
-                                                           : std::numeric_limits<uint64_t>::max();
+    const bool zero = pending_kind_ == Kind::kZero;
+    const bool clean = pending_kind_ == Kind::kClean;
+    const uint64_t limit = zero    ? rules_.max_zero
+                           : !clean ? rules_.max_data
+                                    : std::numeric_limits<uint64_t>::max();
     while (pending_length_ > 0) {
       uint64_t n = std::min(pending_length_, limit);
       out_->push_back(Extent{.offset = pending_offset_,
@@ -81,12 +78,9 @@ std::pair<uint64_t, uint64_t> NextRun(std::span<const Extent> extents, size_t* i
 
 // Plans [from, to), a range to be copied (both ends aligned, or `to` the
 // image's end): large zero runs become zero pieces, the rest data.
-// `first` is the index of the first extent that may overlap it. clean:
-// the range is clean, planned alike for describe_clean.
+// `first` is the index of the first extent that may overlap it.
 void PlanCopiedRange(uint64_t from, uint64_t to, std::span<const Extent> extents, size_t first,
-                     const PlanRules& rules, PieceWriter* writer, bool clean = false) {
-  const Kind data = clean ? Kind::kCleanData : Kind::kData;
-  const Kind zero = clean ? Kind::kCleanZero : Kind::kZero;
+                     const PlanRules& rules, PieceWriter* writer) {
   const uint64_t align = rules.alignment;
   uint64_t position = from;  // everything before is emitted
   if (rules.zero_extents) {
@@ -101,12 +95,12 @@ void PlanCopiedRange(uint64_t from, uint64_t to, std::span<const Extent> extents
       uint64_t zero_start = RoundUp(run_start, align);
       uint64_t zero_end = run_end == rules.image_size ? run_end : RoundDown(run_end, align);
       if (zero_end <= zero_start || zero_end - zero_start < rules.coalesce_below) continue;
-      writer->Add(position, zero_start - position, data);
-      writer->Add(zero_start, zero_end - zero_start, zero);
+      writer->Add(position, zero_start - position, Kind::kData);
+      writer->Add(zero_start, zero_end - zero_start, Kind::kZero);
       position = zero_end;
     }
   }
-  writer->Add(position, to - position, data);
+  writer->Add(position, to - position, Kind::kData);
 }
 
 }  // namespace
@@ -137,13 +131,7 @@ uint64_t PlanPieces(uint64_t start, std::span<const Extent> extents, const PlanR
       uint64_t clean_end = run_end == size ? run_end : RoundDown(run_end, align);
       if (clean_end <= clean_start) continue;
       PlanCopiedRange(position, clean_start, extents, segment_first, rules, &writer);
-      if (rules.describe_clean) {
-        size_t first = segment_first;
-        while (first + 1 < extents.size() && extents[first + 1].offset <= clean_start) ++first;
-        PlanCopiedRange(clean_start, clean_end, extents, first, rules, &writer, true);
-      } else {
-        writer.Add(clean_start, clean_end - clean_start, Kind::kClean);
-      }
+      writer.Add(clean_start, clean_end - clean_start, Kind::kClean);
       position = clean_end;
       segment_first = i == 0 ? 0 : i - 1;  // the run's last extent may reach past clean_end
     }

@@ -19,9 +19,6 @@
 //    ranges shrink to whole blocks, the partial blocks at their edges are
 //    copied like any other. Zero and data pieces never overlap a clean
 //    one, so inside dirty ranges holes still become zero pieces;
-//  - with rules.describe_clean, a clean range is planned as a copied one
-//    would be (zero and data pieces, the same limits), every piece of it
-//    marked clean: to be read and hashed, never written;
 //  - without rules.zero_extents the source's zero ranges are planned as
 //    data;
 //  - zero ranges shorter than rules.coalesce_below become data (they ride
@@ -47,9 +44,11 @@ struct PlanRules {
   uint64_t coalesce_below = 64 * 1024;  // shorter zero ranges are data
   bool zero_extents = true;             // plan the source's zero ranges as zero
   bool skip_clean = false;              // incremental copy: clean ranges are skipped
-  bool describe_clean = false;          // with skip_clean: clean ranges as zero/data pieces
-  // With skip_clean (WorkMap): clean ranges are handed out as zero pieces
-  // marked clean, to be hashed as zeroes, never read or written.
+  // For WorkMap, with skip_clean and a done set: its ranges are handed out
+  // as pieces marked clean, to be read and hashed, never written
+  // (describe_clean), or as zero pieces marked clean, hashed as zeroes and
+  // never read (clean_as_zero). PlanPieces itself ignores both.
+  bool describe_clean = false;
   bool clean_as_zero = false;
 };
 
