@@ -12,7 +12,8 @@ Checkpointer::Checkpointer(RangeSet durable, Persist persist, Clock::duration in
       next_due_((Clock::now() + interval).time_since_epoch().count()),
       durable_(std::move(durable)) {}
 
-void Checkpointer::Completed(uint64_t offset, uint64_t length, uint64_t started_epoch) {
+void Checkpointer::Completed(uint64_t offset, uint64_t length, uint64_t started_epoch,
+                             uint64_t weight) {
   MutexLock lock(mutex_);
   if (started_epoch != epoch()) {
     redo_.Add(offset, length);
@@ -20,7 +21,7 @@ void Checkpointer::Completed(uint64_t offset, uint64_t length, uint64_t started_
     return;
   }
   completed_.Add(offset, length);
-  done_since_.fetch_add(length, std::memory_order_relaxed);
+  done_since_.fetch_add(weight, std::memory_order_relaxed);
 }
 
 bool Checkpointer::Due() const {

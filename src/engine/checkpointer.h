@@ -51,7 +51,14 @@ class Checkpointer {
   // it was acknowledged (or it needed none). started_epoch: epoch() when
   // its first operation started; a range started before a destination loss
   // is not trusted and goes to the redo set instead.
-  void Completed(uint64_t offset, uint64_t length, uint64_t started_epoch) EXCLUDES(mutex_);
+  // weight: the bytes of it that count toward interval_bytes, what a crash
+  // would cost to copy again (data written; zeroes and skipped ranges are
+  // cheap to redo: 0).
+  void Completed(uint64_t offset, uint64_t length, uint64_t started_epoch,
+                 uint64_t weight) EXCLUDES(mutex_);
+  void Completed(uint64_t offset, uint64_t length, uint64_t started_epoch) EXCLUDES(mutex_) {
+    Completed(offset, length, started_epoch, length);
+  }
 
   // Whether a checkpoint is due. Cheap: a worker asks between requests.
   bool Due() const;

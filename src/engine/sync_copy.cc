@@ -49,7 +49,7 @@ Status CopyFront(Endpoint& source, Endpoint& destination, SyncWriter& writer, Cl
       writer.stats().AddCloned(run->length);
       writer.Done(run->length);
       pieces.erase(pieces.begin(), pieces.begin() + static_cast<ptrdiff_t>(run->pieces));
-      if (checkpointer != nullptr) checkpointer->Completed(run->offset, run->length, epoch);
+      if (checkpointer != nullptr) checkpointer->Completed(run->offset, run->length, epoch, 0);
       return Status::Ok();
     }
   }
@@ -62,7 +62,7 @@ Status CopyFront(Endpoint& source, Endpoint& destination, SyncWriter& writer, Cl
   Status status = piece.zero ? writer.ZeroPiece(piece.offset, piece.length)
                              : CopyData(source, writer, piece, buffer);
   if (status.ok() && checkpointer != nullptr && !piece.clean) {
-    checkpointer->Completed(piece.offset, piece.length, epoch);
+    checkpointer->Completed(piece.offset, piece.length, epoch, piece.zero ? 0 : piece.length);
   }
   return status;
 }

@@ -70,7 +70,10 @@ void Worker::Run() {
     }
   }
   // What the last completions showed is left in the map for another round.
-  if (shared_.checkpointer != nullptr) Checkpoint();
+  if (shared_.checkpointer != nullptr) {
+    ReportDone();
+    Checkpoint();
+  }
   stats_.final_budget = budget_.budget();
   stats_.final_request_size = budget_.request_size();
   shared_.MergeStats(stats_);
@@ -80,6 +83,7 @@ void Worker::Run() {
 // again after this worker's destination connection was re-established.
 void Worker::Checkpoint() {
   Checkpointer& checkpointer = *shared_.checkpointer;
+  if (checkpointer.Due()) ReportDone();  // so that the checkpoint includes it
   // A loss first: a flush after it must not vouch for what it lost.
   auto take_redo = [&] {
     RangeSet redo = checkpointer.TakeRedo();
@@ -98,6 +102,28 @@ void Worker::Checkpoint() {
     if (!status.ok()) shared_.Fail(std::move(status));
     take_redo();  // a loss the flush itself met
   }
+}
+
+// Completions mostly arrive in order: a run of them is told to the
+// checkpointer at once, not one lock per request.
+void Worker::Done(uint64_t offset, uint64_t length, uint64_t epoch, uint64_t weight) {
+  if (done_length_ > 0 && done_epoch_ == epoch && done_offset_ + done_length_ == offset &&
+      done_length_ < kDoneBatch) {
+    done_length_ += length;
+    done_weight_ += weight;
+    return;
+  }
+  ReportDone();
+  done_offset_ = offset;
+  done_length_ = length;
+  done_epoch_ = epoch;
+  done_weight_ = weight;
+}
+
+void Worker::ReportDone() {
+  if (done_length_ == 0) return;
+  shared_.checkpointer->Completed(done_offset_, done_length_, done_epoch_, done_weight_);
+  done_length_ = 0;
 }
 
 bool Worker::Stopping() const { return shared_.failed() || CancelRequested(); }
@@ -135,7 +161,7 @@ bool Worker::CloneFront(const CloneRule::Run& run) {
   stats_.AddCloned(run.length);
   shared_.progress.Add(run.length);
   if (shared_.checkpointer != nullptr) {
-    shared_.checkpointer->Completed(run.offset, run.length, shared_.checkpointer->epoch());
+    Done(run.offset, run.length, shared_.checkpointer->epoch(), 0);
   }
   return true;
 }
@@ -188,7 +214,7 @@ void Worker::StartZeroPiece(const Extent& piece) {
   if (action == RunAction::kSkip) {
     if (!piece.redo) shared_.progress.Add(piece.length);
     if (shared_.checkpointer != nullptr) {
-      shared_.checkpointer->Completed(piece.offset, piece.length, shared_.checkpointer->epoch());
+      Done(piece.offset, piece.length, shared_.checkpointer->epoch(), 0);
     }
     return;
   }
@@ -287,7 +313,7 @@ void Worker::Release(unsigned index) {
   if (slot.ok && !slot.hash_only) {
     if (!slot.redo && !shared_.failed()) shared_.progress.Add(slot.length);
     if (shared_.checkpointer != nullptr) {
-      shared_.checkpointer->Completed(slot.offset, slot.length, slot.epoch);
+      Done(slot.offset, slot.length, slot.epoch, slot.buffer != nullptr ? slot.length : 0);
     }
   }
   if (slot.buffer != nullptr) {

@@ -110,6 +110,11 @@ class Worker {
   void Release(unsigned index);
   void WaitForEvents();
   void Checkpoint();
+  // A range done (every operation acknowledged) for the checkpointer,
+  // gathered with its neighbours first; ReportDone tells what is gathered.
+  // weight: as for Checkpointer::Completed.
+  void Done(uint64_t offset, uint64_t length, uint64_t epoch, uint64_t weight);
+  void ReportDone();
 
   std::function<void()> on_first_data_;
   SharedCopy& shared_;
@@ -130,6 +135,9 @@ class Worker {
   uint64_t bytes_in_flight_ = 0;
   AdaptiveBudget budget_;
   uint64_t destination_reconnections_;  // as last seen (--retry)
+  static constexpr uint64_t kDoneBatch = 64ULL << 20;  // told at least every 64 MiB
+  uint64_t done_offset_ = 0, done_length_ = 0, done_epoch_ = 0;  // gathered, not yet told
+  uint64_t done_weight_ = 0;
   BufferArena arena_;  // data pieces' buffers; a read fills each before anything looks
   CopyStats stats_;
 };
