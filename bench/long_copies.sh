@@ -108,12 +108,17 @@ echo "bench: resume" >&2
 # (raw_send_socket: Assertion `sock >= 0') when a client dies with several
 # requests in flight.
 RSRC=$SHM/real.img RDST=$SHM/resume.img
+# A checkpoint every 0.1 s (in both commands), so that one exists at half of
+# this short copy, as one would at half of a long one.
+export NBDCOPY_CHECKPOINT_SECONDS=0.1
 python3 bench/rounds.py "$T/resume-probe.json" 3 1 - once \
   "rm -f $T/r.map; $OURS --checkpoint=$T/r.map $RSRC $RDST"
 HALF=$(python3 -c "import json,statistics as s;d=json.load(open('$T/resume-probe.json'));print(round(s.median(r['wall'] for r in d['results']['once'])/2,3))")
 rounds resume - \
   once "rm -f $T/r.map; $OURS --checkpoint=$T/r.map $RSRC $RDST" \
   killed+resumed "rm -f $T/r.map; timeout -s KILL $HALF $OURS --checkpoint=$T/r.map $RSRC $RDST || true; $OURS --checkpoint=$T/r.map $RSRC $RDST"
+
+unset NBDCOPY_CHECKPOINT_SECONDS
 
 echo "bench: reconnect" >&2
 PORT_FILE=$T/tcp.port
