@@ -142,17 +142,20 @@ void NbdEndpoint::TakeCompletions(std::vector<Completion>* out) {
   Endpoint::TakeCompletions(out);
 }
 
+void NbdEndpoint::NoteDeathReason() {
+  if (!connection_error_.empty()) return;
+  // Commands failed inside a call that returned success (a request whose
+  // send found the connection gone): libnbd's last error says why. libnbd
+  // 1.14 takes an end of stream between replies for a clean close, with no
+  // error message, even with commands outstanding.
+  connection_error_ = nbd_aio_is_dead(handle_.get()) == 1 && nbd_get_error() != nullptr
+                          ? LibnbdError()
+                          : "the server closed the connection";
+}
+
 void NbdEndpoint::ExplainAborted() {
   if (aborted_.empty()) return;
-  if (connection_error_.empty()) {
-    // Aborted inside a call that returned success (a request whose send
-    // found the connection gone): libnbd's last error says why. libnbd
-    // 1.14 takes an end of stream between replies for a clean close, with
-    // no error message, even with commands outstanding.
-    connection_error_ = nbd_aio_is_dead(handle_.get()) == 1 && nbd_get_error() != nullptr
-                            ? LibnbdError()
-                            : "the server closed the connection";
-  }
+  NoteDeathReason();
   for (const Aborted& aborted : aborted_) {
     completions_[aborted.index].status =
         OpError(aborted.op, aborted.offset, aborted.length, connection_error_);

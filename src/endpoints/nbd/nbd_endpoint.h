@@ -184,6 +184,8 @@ class NbdEndpoint : public Endpoint {
   // export is unchanged.
   [[nodiscard]] Status Reconnect(const std::string& reason);
   [[nodiscard]] Status ConnectOnce();
+  // Sets connection_error_, if not yet known, to why the connection died.
+  void NoteDeathReason();
   // Gives the commands libnbd aborted (ENOTCONN) the reason the
   // connection died, once known.
   void ExplainAborted();

@@ -57,15 +57,8 @@ bool NbdEndpoint::Recover() {
   }
   recovering_ = true;
   ExplainAborted();  // block-status requests fail with the reason
-  // A send that found the connection reset returns success to us (libnbd
-  // queued the command); its reason is libnbd's last error.
-  if (connection_error_.empty() && nbd_aio_is_dead(handle_.get()) == 1 &&
-      nbd_get_error() != nullptr) {
-    connection_error_ = LibnbdError();
-  }
-  const std::string reason = connection_error_.empty()
-                                 ? std::string("the server closed the connection")
-                                 : connection_error_;
+  NoteDeathReason();
+  const std::string reason = connection_error_;
   Status status = Reconnect(reason);
   recovering_ = false;
   std::vector<Command*> lost;
