@@ -88,6 +88,15 @@ RangeSet Checkpointer::TakeRedo() {
   return redo;
 }
 
+RangeSet Checkpointer::ToCopyAgain(const Endpoint& destination, uint64_t* seen_reconnections) {
+  RangeSet again = TakeRedo();
+  if (uint64_t now = destination.reconnections(); now != *seen_reconnections) {
+    *seen_reconnections = now;
+    again.Add(DestinationLost());
+  }
+  return again;
+}
+
 RangeSet Checkpointer::durable() const {
   MutexLock lock(mutex_);
   return durable_;

@@ -78,6 +78,12 @@ class Checkpointer {
   // Ranges that finished after a loss but started before it: to copy again.
   [[nodiscard]] RangeSet TakeRedo() EXCLUDES(mutex_);
 
+  // What a caller owning `destination` must copy again now: TakeRedo(),
+  // plus DestinationLost() if the connection was re-established since
+  // *seen_reconnections (which is updated). Cheap when nothing happened.
+  [[nodiscard]] RangeSet ToCopyAgain(const Endpoint& destination, uint64_t* seen_reconnections)
+      EXCLUDES(mutex_);
+
   RangeSet durable() const EXCLUDES(mutex_);
   // Checkpoints made durable by this run (for -v and tests).
   uint64_t checkpoints() const { return checkpoints_.load(std::memory_order_relaxed); }

@@ -40,7 +40,7 @@ void RunWorkers(SharedCopy& shared, Endpoint& source, Endpoint& destination, boo
 bool FinishRound(SharedCopy& shared, Endpoint& destination) {
   Checkpointer& checkpointer = *shared.checkpointer;
   const bool stopped = shared.failed() || CancelRequested();
-  const uint64_t seen = destination.reconnections();
+  uint64_t seen = destination.reconnections();
   // After a failure or a signal: keep what is durable; the flush may fail
   // with the destination that failed, which then says nothing new.
   Status status = checkpointer.Checkpoint(destination);
@@ -49,9 +49,7 @@ bool FinishRound(SharedCopy& shared, Endpoint& destination) {
     shared.Fail(std::move(status));
     return false;
   }
-  RangeSet redo = checkpointer.TakeRedo();
-  if (destination.reconnections() != seen) redo.Add(checkpointer.DestinationLost());
-  if (!redo.empty()) shared.map.Redo(redo);
+  shared.map.Redo(checkpointer.ToCopyAgain(destination, &seen));
   return shared.map.has_redo();
 }
 

@@ -72,20 +72,12 @@ Status CopyFront(Endpoint& source, Endpoint& destination, SyncWriter& writer, Cl
 Status Checkpoint(Checkpointer& checkpointer, Endpoint& destination, WorkMap& map,
                   uint64_t* reconnections, bool final) {
   // A loss first: a flush after it must not vouch for what it lost.
-  RangeSet redo = checkpointer.TakeRedo();
-  if (destination.reconnections() != *reconnections) {
-    *reconnections = destination.reconnections();
-    redo.Add(checkpointer.DestinationLost());
-  }
-  map.Redo(redo);
+  map.Redo(checkpointer.ToCopyAgain(destination, reconnections));
   if (!final && !checkpointer.Due()) return Status::Ok();
   Status status = checkpointer.Checkpoint(destination);
   // A loss the flush itself met (the last checkpoint leaves it for
   // another round).
-  if (destination.reconnections() != *reconnections) {
-    *reconnections = destination.reconnections();
-    map.Redo(checkpointer.DestinationLost());
-  }
+  map.Redo(checkpointer.ToCopyAgain(destination, reconnections));
   return status;
 }
 

@@ -83,25 +83,21 @@ void Worker::Run() {
 // again after this worker's destination connection was re-established.
 void Worker::Checkpoint() {
   Checkpointer& checkpointer = *shared_.checkpointer;
-  if (checkpointer.Due()) ReportDone();  // so that the checkpoint includes it
+  const bool due = !Stopping() && checkpointer.Due();
+  if (due) ReportDone();  // so that the checkpoint includes it
   // A loss first: a flush after it must not vouch for what it lost.
-  auto take_redo = [&] {
-    RangeSet redo = checkpointer.TakeRedo();
-    if (uint64_t seen = destination_.reconnections(); seen != destination_reconnections_) {
-      destination_reconnections_ = seen;
-      redo.Add(checkpointer.DestinationLost());
-    }
-    if (!redo.empty()) {
-      shared_.map.Redo(redo);
-      map_done_ = false;
-    }
-  };
-  take_redo();
-  if (!Stopping() && checkpointer.Due()) {
-    Status status = checkpointer.Checkpoint(destination_);
-    if (!status.ok()) shared_.Fail(std::move(status));
-    take_redo();  // a loss the flush itself met
-  }
+  CopyAgain(checkpointer.ToCopyAgain(destination_, &destination_reconnections_));
+  if (!due) return;
+  Status status = checkpointer.Checkpoint(destination_);
+  if (!status.ok()) shared_.Fail(std::move(status));
+  // A loss the flush itself met.
+  CopyAgain(checkpointer.ToCopyAgain(destination_, &destination_reconnections_));
+}
+
+void Worker::CopyAgain(const RangeSet& ranges) {
+  if (ranges.empty()) return;
+  shared_.map.Redo(ranges);
+  map_done_ = false;
 }
 
 // Completions mostly arrive in order: a run of them is told to the

@@ -110,6 +110,7 @@ class Worker {
   void Release(unsigned index);
   void WaitForEvents();
   void Checkpoint();
+  void CopyAgain(const RangeSet& ranges);
   // A range done (every operation acknowledged) for the checkpointer,
   // gathered with its neighbours first; ReportDone tells what is gathered.
   // weight: as for Checkpointer::Completed.

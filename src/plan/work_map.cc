@@ -38,6 +38,7 @@ void CarveDone(const Extent& piece, const RangeSet& done, uint64_t alignment, ui
 }  // namespace
 
 void WorkMap::Redo(const RangeSet& ranges) {
+  if (ranges.empty()) return;  // the common case: no lock
   MutexLock lock(mutex_);
   for (const RangeSet::Range& range : ranges.Runs()) {
     for (uint64_t offset = range.offset; offset < range.end(); offset += rules_.max_data) {
