@@ -182,7 +182,7 @@ PlanRules RulesFor(const CopyPlan& plan, uint64_t size) {
   rules.max_zero = std::max(plan.alignment, kMaxZeroLength / plan.alignment * plan.alignment);
   rules.coalesce_below = plan.coalesce_below;
   rules.zero_extents = plan.zero_extents;
-  rules.skip_clean = plan.incremental || plan.skip_ranges != nullptr;
+  rules.skip_clean = plan.incremental;  // skip_ranges are the work map's
   rules.describe_clean = plan.hash_skipped;
   rules.clean_as_zero = plan.skipped_as_zero;
   return rules;

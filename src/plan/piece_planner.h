@@ -44,7 +44,7 @@ struct PlanRules {
   uint64_t coalesce_below = 64 * 1024;  // shorter zero ranges are data
   bool zero_extents = true;             // plan the source's zero ranges as zero
   bool skip_clean = false;              // incremental copy: clean ranges are skipped
-  // For WorkMap, with skip_clean and a done set: its ranges are handed out
+  // For WorkMap, with a done set: its ranges are handed out
   // as pieces marked clean, to be read and hashed, never written
   // (describe_clean), or as zero pieces marked clean, hashed as zeroes and
   // never read (clean_as_zero). PlanPieces itself ignores both.

@@ -6,15 +6,9 @@ namespace nbdcopy {
 
 namespace {
 
-uint64_t RoundDown(uint64_t value, uint64_t alignment) { return value / alignment * alignment; }
-
 // Appends to *parts the parts of `piece` in order, those inside `done`
-// marked clean: the whole blocks of `alignment` inside it (or the short last
-// block of an image of `size` bytes). Pieces start and end on block
-// boundaries (or at the end), so this is `done` shrunk to whole blocks,
-// whatever extents the source described.
-void CarveDone(const Extent& piece, const RangeSet& done, uint64_t alignment, uint64_t size,
-               std::vector<Extent>* parts) {
+// (whole blocks) marked clean.
+void CarveDone(const Extent& piece, const RangeSet& done, std::vector<Extent>* parts) {
   uint64_t position = piece.offset;
   auto part = [&](uint64_t end, bool is_done) {
     if (end <= position) return;
@@ -26,11 +20,8 @@ void CarveDone(const Extent& piece, const RangeSet& done, uint64_t alignment, ui
     position = end;
   };
   for (const RangeSet::Range& run : done.Within(piece.offset, piece.length)) {
-    const uint64_t start = RoundDown(run.offset + alignment - 1, alignment);
-    const uint64_t end = run.end() == size ? size : RoundDown(run.end(), alignment);
-    if (end <= start) continue;
-    part(start, false);
-    part(end, true);
+    part(run.offset, false);
+    part(run.end(), true);
   }
   part(piece.offset + piece.length, false);
 }
@@ -112,13 +103,13 @@ void WorkMap::MapWindow(Endpoint& source, bool use_extents) {
   cursor_ = PlanPieces(cursor_, scratch_, rules_, &planned_);
   // What a checkpoint marks done (or a list leaves out) becomes clean here,
   // in whole blocks, however the source described it.
-  if (done_ != nullptr) {
+  if (done_) {
     scratch_.clear();
     for (const Extent& piece : planned_) {
       if (piece.clean) {
         scratch_.push_back(piece);
       } else {
-        CarveDone(piece, *done_, rules_.alignment, rules_.image_size, &scratch_);
+        CarveDone(piece, *done_, &scratch_);
       }
     }
     planned_.swap(scratch_);

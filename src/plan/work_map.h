@@ -24,6 +24,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <optional>
 #include <vector>
 
 #include "base/mutex.h"
@@ -50,15 +51,18 @@ class WorkMap {
   // skip_costly_maps: may copy ranges without asking for their extents
   // (above); only for copies whose zero detection finds the holes again, and
   // never for an incremental copy (clean ranges come only with the map).
-  // done (optional, outliving the map): ranges already copied (a
-  // checkpoint's) or not to be copied (outside a --ranges list); they are
-  // treated as clean wherever the source describes them, so REQUIRES
-  // rules.skip_clean when given.
+  // done (optional): ranges already copied (a checkpoint's) or not to be
+  // copied (outside a --ranges list). Their whole blocks of rules.alignment
+  // (and a short last block) are clean pieces, however the source
+  // describes them: skipped, or handed out marked clean with
+  // rules.describe_clean or rules.clean_as_zero.
   explicit WorkMap(const PlanRules& rules, bool skip_costly_maps = false,
                    const RangeSet* done = nullptr)
       : rules_(rules),
         skip_costly_maps_(skip_costly_maps),
-        done_(done),
+        done_(done != nullptr ? std::optional<RangeSet>(
+                                    done->AlignedInward(rules.alignment, rules.image_size))
+                              : std::nullopt),
         window_(skip_costly_maps ? kFirstWindow : kWindow) {}
 
   // Appends to *pieces the next pieces: zero pieces met on the way
@@ -113,7 +117,7 @@ class WorkMap {
   std::deque<Extent> mapped_ GUARDED_BY(mutex_);  // planned, not handed out
   uint64_t clean_bytes_ GUARDED_BY(mutex_) = 0;
   const bool skip_costly_maps_;
-  const RangeSet* const done_;
+  const std::optional<RangeSet> done_;  // in whole blocks
   std::deque<Extent> redo_ GUARDED_BY(mutex_);
   uint64_t window_ GUARDED_BY(mutex_);           // the next window to ask for
   uint64_t unasked_ GUARDED_BY(mutex_) = 0;      // the next stretch copied without asking
