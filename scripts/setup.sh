@@ -10,6 +10,7 @@ packages=(
   libnbd-dev liburing-dev libfmt-dev libgtest-dev libssl-dev nlohmann-json3-dev
   nbdkit qemu-utils gnutls-bin libnbd-bin util-linux bash-completion man-db
   hyperfine gnuplot-nox time python3
+  nbd-server  # a third NBD server for the retry/reconnect matrix (tests)
   gddrescue  # ddrescuelog reads the --checkpoint mapfile (tests)
   xfsprogs btrfs-progs e2fsprogs  # file systems that share blocks (reflink tests), filefrag
   clang-14 libclang-rt-14-dev libfuzzer-14-dev llvm-14  # sanitizers, fuzzing, symbolized reports

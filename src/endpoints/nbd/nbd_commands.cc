@@ -236,7 +236,7 @@ void NbdEndpoint::StartWrite(uint64_t offset, std::span<const std::byte> data, u
 }
 
 void NbdEndpoint::StartZero(uint64_t offset, uint64_t length, bool allocate, uint64_t tag) {
-  if (!can_zero_ || length > kMaxZeroLength) {
+  if (!info_.efficient_zero || length > kMaxZeroLength) {
     Endpoint::StartZero(offset, length, allocate, tag);  // synchronous fallback
     return;
   }

@@ -10,6 +10,7 @@
 #include <cstdio>
 
 #include "endpoints/nbd/nbd_endpoint.h"
+#include "endpoints/nbd/nbd_export_change.h"
 #include "endpoints/nbd/nbd_extents.h"
 #include "endpoints/nbd/nbd_tls.h"
 
@@ -97,15 +98,33 @@ Result<std::unique_ptr<NbdEndpoint>> NbdEndpoint::Connect(const EndpointSpec& sp
   if (StartConnecting(h, spec) == -1) {
     return Status::Error(name + ": " + ExplainConnectFailure(*tls, LibnbdError()));
   }
-  std::unique_ptr<NbdEndpoint> endpoint(
-      new NbdEndpoint(spec, role, settings, std::move(dirty_context), std::move(handle).value()));
+  std::unique_ptr<NbdEndpoint> endpoint(new NbdEndpoint(
+      spec, role, settings, std::move(dirty_context), std::move(handle).value(), nullptr));
   if (!endpoint->FinishConnecting()) {
     const std::string& why = endpoint->connection_error_;
     return Status::Error(name + ": " +
                          ExplainConnectFailure(*tls, why.empty() ? LibnbdError() : why));
   }
-  if (Status status = endpoint->ReadCapabilities(); !status.ok()) return status;
+  if (Status status = endpoint->ReadCapabilities(&endpoint->info_); !status.ok()) return status;
+  endpoint->reference_ = std::make_shared<const EndpointInfo>(endpoint->info_);
+  endpoint->established_ = true;
   return endpoint;
+}
+
+Result<std::unique_ptr<Endpoint>> NbdEndpoint::Connect() {
+  // (Reads only const members: reference_ is set before any other thread
+  // can call this.)
+  Result<NbdHandle> unconnected = CreateHandle(name_, role_, settings_.debug, dirty_context_);
+  if (!unconnected.ok()) return unconnected.status();
+  std::unique_ptr<NbdEndpoint> other(new NbdEndpoint(spec_, role_, settings_, dirty_context_,
+                                                     std::move(unconnected).value(), reference_));
+  Status status = other->ConnectOnce();
+  // A server restarting or a connection cut while this one handshakes is
+  // what --retry carries, as it does for a connection lost later.
+  if (!status.ok() && other->MayReconnect()) status = other->Reconnect(status.message());
+  if (!status.ok()) return status.WithPrefix(name_);
+  other->established_ = true;
+  return std::unique_ptr<Endpoint>(std::move(other));
 }
 
 Status NbdEndpoint::ConnectOnce() {
@@ -122,25 +141,19 @@ Status NbdEndpoint::ConnectOnce() {
     return Status::Error(
         ExplainConnectFailure(*tls, connection_error_.empty() ? LibnbdError() : connection_error_));
   }
-  const EndpointInfo before = info_;
-  const bool could_zero = can_zero_;
-  if (Status status = ReadCapabilities(); !status.ok()) return status;
-  // The copy planned with these: a server that changed them is another one.
-  const EndpointInfo& now = info_;
-  if (now.size != before.size || now.read_only != before.read_only ||
-      now.can_flush != before.can_flush || now.can_multi_conn != before.can_multi_conn ||
-      now.can_extents != before.can_extents || can_zero_ != could_zero ||
-      now.min_block_size != before.min_block_size || now.max_block_size != before.max_block_size) {
+  EndpointInfo now;
+  if (Status status = ReadCapabilities(&now); !status.ok()) return status;
+  // The copy planned with the reference: a server that changed it is
+  // another one.
+  if (std::string change = ExportChange(*reference_, now); !change.empty()) {
     gave_up_ = true;
-    return Status::Error(fmt::format(
-        "the server came back with another export (size {} was {}, or its flags or block sizes "
-        "changed)",
-        now.size.value_or(0), before.size.value_or(0)));
+    return Status::Error(fmt::format("the server came back with another export ({})", change));
   }
+  if (!established_) info_ = now;  // a connection's first handshake
   return Status::Ok();
 }
 
-Status NbdEndpoint::ReadCapabilities() {
+Status NbdEndpoint::ReadCapabilities(EndpointInfo* out) {
   nbd_handle* h = handle_.get();
   int64_t size = nbd_get_size(h);
   // libnbd 1.14 hands a size of 2^63 or more on as a negative number.
@@ -152,12 +165,11 @@ Status NbdEndpoint::ReadCapabilities() {
                     "meta context {}",
                     dirty_bitmap_, name_, dirty_context_));
   }
-  EndpointInfo& info = info_;
+  EndpointInfo& info = *out;
   info.ops_name = "nbd_ops";
   info.size = static_cast<uint64_t>(size);
   info.read_only = nbd_is_read_only(h) == 1;
-  can_zero_ = nbd_can_zero(h) == 1;
-  info.efficient_zero = can_zero_;
+  info.efficient_zero = nbd_can_zero(h) == 1;
   info.overlapped_io = true;
   info.can_flush = nbd_can_flush(h) == 1;
   // A server started by "[ CMD ]" listens on a socket only libnbd holds.
@@ -196,12 +208,6 @@ NbdEndpoint::~NbdEndpoint() {
     while (nbd_aio_is_closed(h) != 1 && PollOnce()) {
     }
   }
-}
-
-Result<std::unique_ptr<Endpoint>> NbdEndpoint::Connect() {
-  auto other = NbdEndpoint::Connect(spec_, role_, settings_);
-  if (!other.ok()) return other.status();
-  return std::unique_ptr<Endpoint>(std::move(other).value());
 }
 
 }  // namespace nbdcopy

@@ -13,13 +13,20 @@
 //
 // With `retry` > 0, a connection by URI that dies (the peer closes or
 // resets it, or falls silent past the limit) is re-established (the same
-// export and TLS settings, its size and flags checked unchanged) at once, then after 1 s,
-// 2 s, 4 s ... up to `retry` attempts since it last carried a request, and
-// every command in flight on it is issued again: NBD reads, writes, zeroes
-// and flushes are idempotent. A block-status request is not: it fails, and
-// the copy treats its range as data. An error reply from a live server is
-// no dropped connection and fails as always; a "[ CMD ]" server is never
-// reconnected.
+// export and TLS settings) at once, then after 1 s, 2 s, 4 s ... up to
+// `retry` attempts since it last carried a request, and every command in
+// flight on it is issued again: NBD reads, writes, zeroes and flushes are
+// idempotent. A block-status request is not: it fails, and the copy treats
+// its range as data. An error reply from a live server is no dropped
+// connection and fails as always; a "[ CMD ]" server is never reconnected.
+//
+// The run's first connection (the static Connect) reads the export the
+// copy is planned with, its reference, and fails at once when it cannot
+// connect (as curl does without --retry-connrefused). Every other
+// connection (Connect() on an endpoint: another worker's, opened mid-copy)
+// is under --retry from its first handshake on, and every connection,
+// first or re-established, must find the reference's size, flags and block
+// sizes (nbd_export_change.h).
 //
 // The implementation, by concern: nbd_connect.cc (handle setup, TLS,
 // handshake, capabilities, disconnect), nbd_poll.cc (poll interest and the
@@ -118,7 +125,8 @@ class NbdEndpoint : public Endpoint {
   };
 
   NbdEndpoint(const EndpointSpec& spec, Role role, const NbdSettings& settings,
-              std::string dirty_context, NbdHandle handle)
+              std::string dirty_context, NbdHandle handle,
+              std::shared_ptr<const EndpointInfo> reference)
       : spec_(spec),
         role_(role),
         settings_(settings),
@@ -126,14 +134,15 @@ class NbdEndpoint : public Endpoint {
         dirty_context_(std::move(dirty_context)),
         timeout_(settings.timeout_seconds),
         name_(DisplayName(spec)),
+        reference_(std::move(reference)),
         handle_(std::move(handle)) {}
   // Drives the handshake that nbd_aio_connect* began; false if it failed
   // (connection_error_ or libnbd's last error says why).
   [[nodiscard]] bool FinishConnecting();
-  // After the handshake: fills info_ from what the server offers; fails
+  // After the handshake: fills *info from what the server offers; fails
   // for an export size libnbd cannot report, and for a dirty bitmap the
   // server does not offer.
-  [[nodiscard]] Status ReadCapabilities();
+  [[nodiscard]] Status ReadCapabilities(EndpointInfo* info);
   // The error of a libnbd call that failed just now (on this thread).
   [[nodiscard]] Status LastError(const char* op, uint64_t offset, uint64_t length) const;
   // The request covers the short last block of an export whose size is not
@@ -183,6 +192,8 @@ class NbdEndpoint : public Endpoint {
   // Connects again, with backoff, up to the attempts left; checks the
   // export is unchanged.
   [[nodiscard]] Status Reconnect(const std::string& reason);
+  // One attempt: a new handle, connected, its export checked against
+  // reference_. REQUIRES: reference_ is set.
   [[nodiscard]] Status ConnectOnce();
   // Sets connection_error_, if not yet known, to why the connection died.
   void NoteDeathReason();
@@ -202,7 +213,13 @@ class NbdEndpoint : public Endpoint {
   const unsigned timeout_;           // seconds; 0: none
   std::string name_;
   EndpointInfo info_;
-  bool can_zero_ = false;
+  // The export as the run's first connection found it (shared by every
+  // connection of this endpoint, never changed): what the copy is planned
+  // with. Null only while the first connection handshakes.
+  std::shared_ptr<const EndpointInfo> reference_;
+  // The first handshake is over: a death from now on is a connection lost
+  // (Recover), not a connection that could not be made.
+  bool established_ = false;
   std::vector<std::unique_ptr<Command>> commands_;  // owns every Command
   std::vector<Command*> free_commands_;
   Clock::time_point last_heard_;  // the last sign of life from the server

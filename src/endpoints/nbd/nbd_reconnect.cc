@@ -36,7 +36,9 @@ bool NbdEndpoint::MayReconnect() const {
 }
 
 bool NbdEndpoint::Recover() {
-  if (recovering_) return false;
+  // (During the first handshake a death is a failure to connect, which
+  // the caller of ConnectOnce handles.)
+  if (recovering_ || !established_) return false;
   nbd_handle* h = handle_.get();
   bool dead = nbd_aio_is_dead(h) == 1 || nbd_aio_is_closed(h) == 1;
   // NBD_ESHUTDOWN: the server says it is going away; its connection with it.

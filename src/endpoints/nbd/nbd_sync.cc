@@ -50,7 +50,7 @@ Status NbdEndpoint::Write(uint64_t offset, std::span<const std::byte> data) {
 }
 
 Status NbdEndpoint::Zero(uint64_t offset, uint64_t length, bool allocate) {
-  if (!can_zero_) return WriteZeroBytes(*this, offset, length);
+  if (!info_.efficient_zero) return WriteZeroBytes(*this, offset, length);
   while (length > 0) {
     uint64_t n = std::min(length, kMaxZeroLength);
     Status status = RunSync([&] { StartZero(offset, n, allocate, kSyncTag); });
