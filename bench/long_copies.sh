@@ -6,6 +6,7 @@
 #
 # Usage: bench/long_copies.sh                 full sizes (about 15 minutes here)
 #        QUICK=1 bench/long_copies.sh         small sizes, a smoke test
+#        ROWS="reconnect reconnect-qemu" bench/long_copies.sh   only those rows
 #        PREV=/path/to/old/nbdcopy bench/long_copies.sh   compare with an earlier build too
 # Environment: NBDCOPY (ours, default build/nbdcopy), PREV, RUNS (default 7),
 # QUICK, SHM (tmpfs for file destinations, default /dev/shm).
@@ -18,6 +19,10 @@
 #   resume      realfile, killed (SIGKILL) at half its time and run again, vs one run
 #   reconnect   latency over TCP through bench's drop proxy, one drop per 100 MiB,
 #               --retry=3, vs the same proxy without drops
+#   reconnect-qemu  a 1 GiB file of random bytes (tmpfs) served by qemu-nbd over TCP
+#               (raw, multi-conn) through the proxy, one drop per 100 MiB, the
+#               default 4 connections, --retry=3, into a file on tmpfs, vs the
+#               same proxy without drops
 #   rate        pattern with --rate=200M: the rate measured
 #   ranges      a 4 GiB qcow2 (10 % data) through qemu-nbd, 1 % changed in 2,000
 #               scattered ranges: --ranges (the bitmap's nbdinfo map) against
@@ -33,10 +38,13 @@ OURS=${NBDCOPY:-$ROOT/build/nbdcopy}
 PREV=${PREV:-}
 REF=/usr/bin/nbdcopy
 if [ "$QUICK" = 1 ]; then
-  P=64 S=512 R=128 L=32
+  P=64 S=512 R=128 L=32 Q=256
 else
-  P=1024 S=8192 R=2048 L=512
+  P=1024 S=8192 R=2048 L=512 Q=1024
 fi
+ROWS=${ROWS:-pattern rate sparse realfile latency resume reconnect reconnect-qemu ranges}
+want() { [[ " $ROWS " == *" $1 "* ]]; }
+free_port() { python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])'; }
 
 T=$(mktemp -d /tmp/nbdlong.XXXXXX)
 SHM=$(mktemp -d "${SHM:-/dev/shm}/nbdlong.XXXXXX")
@@ -79,30 +87,47 @@ copy_rounds() { # NAME PIDS SRC DST EXTRA
   rounds "$name" "$pids" "${cmds[@]}"
 }
 
-echo "bench: pattern" >&2
-nbdkit_unix pattern -r pattern size=${P}M
-nbdkit_unix pattern-dst memory size=${P}M
-copy_rounds pattern "$(pid_of pattern),$(pid_of pattern-dst)" "$(uri pattern)" "$(uri pattern-dst)" --flush
-echo "bench: rate" >&2
-rounds rate "$(pid_of pattern),$(pid_of pattern-dst)" \
-  rate "$OURS --flush --rate=200M $(uri pattern) $(uri pattern-dst)"
+if want pattern || want rate; then
+  nbdkit_unix pattern -r pattern size=${P}M
+  nbdkit_unix pattern-dst memory size=${P}M
+fi
+if want pattern; then
+  echo "bench: pattern" >&2
+  copy_rounds pattern "$(pid_of pattern),$(pid_of pattern-dst)" "$(uri pattern)" "$(uri pattern-dst)" --flush
+fi
+if want rate; then
+  echo "bench: rate" >&2
+  rounds rate "$(pid_of pattern),$(pid_of pattern-dst)" \
+    rate "$OURS --flush --rate=200M $(uri pattern) $(uri pattern-dst)"
+fi
 
-echo "bench: sparse" >&2
-nbdkit_unix sparse -r sparse-random size=${S}M percent=10 seed=1
-nbdkit_unix sparse-dst memory size=${S}M
-copy_rounds sparse "$(pid_of sparse),$(pid_of sparse-dst)" "$(uri sparse)" "$(uri sparse-dst)" --flush
+if want sparse; then
+  echo "bench: sparse" >&2
+  nbdkit_unix sparse -r sparse-random size=${S}M percent=10 seed=1
+  nbdkit_unix sparse-dst memory size=${S}M
+  copy_rounds sparse "$(pid_of sparse),$(pid_of sparse-dst)" "$(uri sparse)" "$(uri sparse-dst)" --flush
+fi
 
-echo "bench: realfile" >&2
-python3 bench/mksparse.py "$SHM/real.img" "$R" 1
-copy_rounds realfile - "$SHM/real.img" "$SHM/real-out.img" ""
-rounds realfile-floor - dd "dd if=$SHM/real.img of=$SHM/real-dd.img bs=1M status=none"
+if want realfile || want resume; then
+  python3 bench/mksparse.py "$SHM/real.img" "$R" 1
+fi
+if want realfile; then
+  echo "bench: realfile" >&2
+  copy_rounds realfile - "$SHM/real.img" "$SHM/real-out.img" ""
+  rounds realfile-floor - dd "dd if=$SHM/real.img of=$SHM/real-dd.img bs=1M status=none"
+fi
 
-echo "bench: latency" >&2
-nbdkit_unix latency -r --filter=delay pattern size=${L}M delay-read=10ms
-nbdkit_unix latency-dst memory size=${L}M
-LAT_PIDS="$(pid_of latency),$(pid_of latency-dst)"
-copy_rounds latency "$LAT_PIDS" "$(uri latency)" "$(uri latency-dst)" --flush
+if want latency || want reconnect; then
+  nbdkit_unix latency -r --filter=delay pattern size=${L}M delay-read=10ms
+  nbdkit_unix latency-dst memory size=${L}M
+fi
+if want latency; then
+  echo "bench: latency" >&2
+  LAT_PIDS="$(pid_of latency),$(pid_of latency-dst)"
+  copy_rounds latency "$LAT_PIDS" "$(uri latency)" "$(uri latency-dst)" --flush
+fi
 
+if want resume; then
 echo "bench: resume" >&2
 # realfile, so that no server sees its client killed: nbdkit 1.32 can abort
 # (raw_send_socket: Assertion `sock >= 0') when a client dies with several
@@ -119,27 +144,49 @@ rounds resume - \
   killed+resumed "rm -f $T/r.map; timeout -s KILL $HALF $OURS --checkpoint=$T/r.map $RSRC $RDST || true; $OURS --checkpoint=$T/r.map $RSRC $RDST"
 
 unset NBDCOPY_CHECKPOINT_SECONDS
+fi
 
-echo "bench: reconnect" >&2
-PORT_FILE=$T/tcp.port
-port=$(python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])')
-nbdkit -i 127.0.0.1 -p "$port" -P "$T/tcp.pid" -r --filter=delay pattern size=${L}M delay-read=10ms
-for _ in $(seq 100); do [ -s "$T/tcp.pid" ] && break; sleep 0.05; done
-PIDS+=("$(cat "$T/tcp.pid")")
-proxy() { # NAME ARGS...
+proxy() { # NAME PORT ARGS...: bench's drop proxy in front of 127.0.0.1:PORT
   python3 tests/integration/lib/drop_proxy.py --listen-port-file "$T/$1.port" \
-    --target "127.0.0.1:$port" --lifetime 3600 --log "$T/$1.log" "${@:2}" &
+    --target "127.0.0.1:$2" --lifetime 3600 --log "$T/$1.log" "${@:3}" &
   PIDS+=($!)
   for _ in $(seq 100); do [ -s "$T/$1.port" ] && break; sleep 0.05; done
 }
-proxy calm
-proxy drops --drop-every 100M --mode close
+
+DROPS=0
+if want reconnect; then
+echo "bench: reconnect" >&2
+port=$(free_port)
+nbdkit -i 127.0.0.1 -p "$port" -P "$T/tcp.pid" -r --filter=delay pattern size=${L}M delay-read=10ms
+for _ in $(seq 100); do [ -s "$T/tcp.pid" ] && break; sleep 0.05; done
+PIDS+=("$(cat "$T/tcp.pid")")
+proxy calm "$port"
+proxy drops "$port" --drop-every 100M --mode close
 TCP_PIDS="$(cat "$T/tcp.pid"),$(pid_of latency-dst),${PIDS[-1]},${PIDS[-2]}"
 rounds reconnect "$TCP_PIDS" \
   no-drops "$OURS --flush --retry=3 nbd://127.0.0.1:$(cat "$T/calm.port") $(uri latency-dst)" \
   drops "$OURS --flush --retry=3 nbd://127.0.0.1:$(cat "$T/drops.port") $(uri latency-dst)"
 DROPS=$(grep -c '^drop ' "$T/drops.log" || true)
+fi
 
+QDROPS=0
+if want reconnect-qemu; then
+  echo "bench: reconnect-qemu" >&2
+  head -c $((Q * 1024 * 1024)) /dev/urandom >"$SHM/q-src.img"
+  qport=$(free_port)
+  qemu-nbd -t -r -f raw --shared=0 -b 127.0.0.1 -p "$qport" --pid-file="$T/qemu.pid" "$SHM/q-src.img" &
+  PIDS+=($!)
+  for _ in $(seq 100); do [ -s "$T/qemu.pid" ] && break; sleep 0.05; done
+  proxy qcalm "$qport"
+  proxy qdrops "$qport" --drop-every 100M --mode close
+  rounds reconnect-qemu "$(cat "$T/qemu.pid"),${PIDS[-1]},${PIDS[-2]}" \
+    no-drops "$OURS --retry=3 nbd://127.0.0.1:$(cat "$T/qcalm.port") $SHM/q-out.img" \
+    drops "$OURS --retry=3 nbd://127.0.0.1:$(cat "$T/qdrops.port") $SHM/q-out.img"
+  cmp "$SHM/q-src.img" "$SHM/q-out.img" || { echo "bench: reconnect-qemu: the copy differs" >&2; exit 1; }
+  QDROPS=$(grep -c '^drop ' "$T/qdrops.log" || true)
+fi
+
+if want ranges; then
 echo "bench: ranges" >&2
 # 1 % of a 4 GiB image (10 % data) changed in 2,000 scattered 20 KiB writes,
 # tracked by qemu bitmap b0; --ranges gets the bitmap's own map.
@@ -164,10 +211,14 @@ rounds ranges - \
   ranges "$OURS --ranges=$T/inc-map.json --ranges-type=1 -- [ qemu-nbd -r -f qcow2 $T/inc.qcow2 ] $SHM/inc.img" \
   full "rm -f $SHM/full.img; $OURS -- [ qemu-nbd -r -f qcow2 $T/inc.qcow2 ] $SHM/full.img"
 cmp "$SHM/full.img" "$SHM/inc.img" || { echo "bench: the incremental copies differ from the full one" >&2; exit 1; }
+fi
 
-python3 - "$T" "$RUNS" "$DROPS" "$P" <<'EOF'
-import json, statistics, sys
+python3 - "$T" "$RUNS" "$DROPS" "$P" "$QDROPS" "$Q" <<'EOF'
+import json, os, statistics, sys
 T, runs, drops, pattern_mib = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+qdrops, qemu_mib = int(sys.argv[5]), int(sys.argv[6])
+def have(name):
+    return os.path.exists(f"{T}/{name}.json")
 def load(name):
     return json.load(open(f"{T}/{name}.json"))["results"]
 def med(rows, key="wall"):
@@ -178,8 +229,8 @@ print(f"Medians of {runs} alternating rounds (wall s; CPU s of ours; the servers
       "ratios are medians of the round-by-round ratios.\n")
 print("| workload | ours | --checkpoint | ratio | nbdcopy | ours / nbdcopy | previous | ours / previous | floor |")
 print("|---|---|---|---|---|---|---|---|---|")
-floor_dd = med(load("realfile-floor")["dd"]) if True else None
-for w in ["pattern", "sparse", "realfile", "latency"]:
+floor_dd = med(load("realfile-floor")["dd"]) if have("realfile-floor") else None
+for w in [w for w in ["pattern", "sparse", "realfile", "latency"] if have(w)]:
     r = load(w)
     o, c, n = r["ours"], r["checkpoint"], r["nbdcopy"]
     p = r.get("previous")
@@ -190,19 +241,26 @@ for w in ["pattern", "sparse", "realfile", "latency"]:
     prev = f"{med(p):.3f} | {ratio(o, p):.2f}" if p else "- | -"
     print(f"| {w} | {med(o):.3f} ({med(o,'cpu'):.2f} / {med(o,'server_cpu'):.2f}) | "
           f"{med(c):.3f} | {ratio(c, o):.3f} | {med(n):.3f} | {ratio(o, n):.2f} | {prev} | {floor} |")
-r = load("resume")
-print(f"\nresume (realfile, SIGKILL at half, then the rerun): {med(r['killed+resumed']):.3f} s "
+print()
+r = load("resume") if have("resume") else None
+if r: print(f"resume (realfile, SIGKILL at half, then the rerun): {med(r['killed+resumed']):.3f} s "
       f"against {med(r['once']):.3f} s for one run: {ratio(r['killed+resumed'], r['once']):.3f}x")
-r = load("reconnect")
-print(f"reconnect (latency over TCP through the proxy, {drops} drops in all rounds, one per 100 MiB): "
+r = load("reconnect") if have("reconnect") else None
+if r: print(f"reconnect (latency over TCP through the proxy, {drops} drops in all rounds, one per 100 MiB): "
       f"{med(r['drops']):.3f} s against {med(r['no-drops']):.3f} s without drops: "
       f"{ratio(r['drops'], r['no-drops']):.3f}x")
-r = load("rate")["rate"]
-rate = pattern_mib / med(r)
-print(f"--rate=200M on pattern: {med(r):.3f} s for {pattern_mib} MiB = {rate:.1f} MiB/s "
+r = load("reconnect-qemu") if have("reconnect-qemu") else None
+if r: print(f"reconnect-qemu ({qemu_mib} MiB of random bytes, qemu-nbd over TCP through the proxy, "
+            f"4 connections, {qdrops} drops in all rounds, one per 100 MiB): {med(r['drops']):.3f} s "
+            f"(CPU {med(r['drops'], 'cpu'):.2f} / servers {med(r['drops'], 'server_cpu'):.2f}) against "
+            f"{med(r['no-drops']):.3f} s (CPU {med(r['no-drops'], 'cpu'):.2f} / servers "
+            f"{med(r['no-drops'], 'server_cpu'):.2f}) without drops: {ratio(r['drops'], r['no-drops']):.3f}x")
+r = load("rate")["rate"] if have("rate") else None
+if r: rate = pattern_mib / med(r)
+if r: print(f"--rate=200M on pattern: {med(r):.3f} s for {pattern_mib} MiB = {rate:.1f} MiB/s "
       f"({(rate / 200 - 1) * 100:+.1f} %)")
-r = load("ranges")
-print(f"ranges (2,000 scattered ranges, 1 % of the image, through qemu-nbd into tmpfs): "
+r = load("ranges") if have("ranges") else None
+if r: print(f"ranges (2,000 scattered ranges, 1 % of the image, through qemu-nbd into tmpfs): "
       f"--ranges {med(r['ranges']):.3f} s, --dirty-bitmap {med(r['dirty-bitmap']):.3f} s "
       f"({ratio(r['ranges'], r['dirty-bitmap']):.3f}x), a full copy {med(r['full']):.3f} s "
       f"({ratio(r['ranges'], r['full']):.3f}x)")
