@@ -1,0 +1,40 @@
+# Read by ctest after the unit tests were discovered (tests/CMakeLists.txt):
+# adds to every case whose suite tests a feature that feature's label,
+# beside "unit". A suite in no list keeps "unit" alone.
+set(unit_feature_suites
+  checkpoint CheckpointerTest CheckpointFileTest CheckpointFileIoTest -
+  retry ExportChangeTest -
+  incremental IncrementalCopyTest SummarizeDirtyTest RangeListTest -
+  blkhash BlkhashTest SequentialBlkhashTest -
+  progress ProgressTest RenderTest FormatTest -
+  option OptionsTest OptionTableTest HelpTextTest ParseNumberTest ParseSizeTest FormatSizeTest
+         QuotedTest RateLimiterTest -
+  tls NbdTlsTest -
+  json ReportTest -)
+set(feature "")
+foreach(word ${unit_feature_suites})
+  if(word STREQUAL "-")
+    set(feature "")
+  elseif(feature STREQUAL "")
+    set(feature ${word})
+  else()
+    set(feature_of_${word} ${feature})
+  endif()
+endforeach()
+
+file(GLOB discovered "@CMAKE_CURRENT_BINARY_DIR@/unit_tests*_tests.cmake")
+foreach(list_file ${discovered})
+  file(STRINGS ${list_file} added REGEX "^add_test\\(")
+  foreach(line ${added})
+    # add_test([=[Prefix/Suite.Case/0]=] ...: the suite is the word before the first dot.
+    if(line MATCHES "^add_test\\(\\[=*\\[([^]]+)\\]")
+      set(test_name "${CMAKE_MATCH_1}")
+      # (${CMAKE_MATCH_2} is expanded before an if() runs: one if per match.)
+      if(test_name MATCHES "^([^/.]+/)?([^./]+)\\.")
+        if(DEFINED feature_of_${CMAKE_MATCH_2})
+          set_tests_properties("${test_name}" PROPERTIES LABELS "unit;${feature_of_${CMAKE_MATCH_2}}")
+        endif()
+      endif()
+    endif()
+  endforeach()
+endforeach()
