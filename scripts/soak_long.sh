@@ -1,0 +1,709 @@
+#!/usr/bin/env bash
+# Long-copy soak (issue 21): randomized copies with --checkpoint=FILE and
+# --retry=N that are SIGKILLed at random moments, have their connections
+# dropped at random (source and destination, drop_proxy.py between nbdcopy
+# and the servers), and whose servers are killed and restarted on the same
+# port, the destination losing what it had not flushed (nbdkit's file
+# plugin behind --filter=cache cache=writeback).  Each copy is run again
+# with the same command (same --checkpoint FILE, same --retry) until one
+# run finishes, at most 15 runs and 4 minutes; a finished copy must equal
+# the source byte for byte (cmp of the destination server's file: only
+# what was flushed to it counts).
+#
+# A copy draws its whole plan from its own seed before it starts:
+#   source     nbdkit file plugin over a raw image, qemu-nbd -f raw, or
+#              qemu-nbd -f qcow2 (the same bytes converted), all read-only,
+#              on 127.0.0.1; 4 MiB to -m MiB of random data, holes and
+#              allocated zeroes (some sizes not a multiple of 4K: nbdkit);
+#   destination nbdkit file plugin behind --filter=cache cache=writeback
+#              over a file that starts sparse or full of garbage;
+#   nbdcopy    engine default / -C 1 / --synchronous, --request-size 64K to
+#              2M, --retry 3..10 (1..2 for the planned outages), --rate set
+#              so that a run lasts 0.5..3 s, sometimes --verify or
+#              --allocated, NBDCOPY_CHECKPOINT_SECONDS 0.2..5;
+#   faults     0..3 SIGKILLs of nbdcopy (one each in the first runs, at a
+#              random moment); a drop proxy in front of either server or
+#              both (close, reset or silence with --timeout=2; --drop-every
+#              or --drop-after 1..8 MiB; 1..3 drops; refusing new
+#              connections for 0..1 s after a drop, by closing or by not
+#              listening); 0..2 restarts of the destination server and
+#              0..1 of the source (SIGKILL, down 0..2 s, started again on
+#              the same port), each a random time after the run's first
+#              progress; and in some copies one outage longer than the
+#              retries last (the run must fail with one line, the next one
+#              resumes).
+# Every run is watched: servers (and proxies) that die without being
+# killed by us are counted as server crashes, named, and started again.
+#
+# Outcomes, one per copy (the first that applies):
+#   crash       a run died of a signal other than our SIGKILL, or printed a
+#               sanitizer report
+#   hang        a run was still going after the 60 s watchdog (a gdb
+#               backtrace is kept)
+#   corrupt     a run exited 0 but the destination differs from the source
+#   mute        a run failed without exactly one line "nbdcopy: ..." and
+#               exit status 1, or a finished run printed anything
+#   needless    a run failed although every fault it met was within what
+#               --retry=N promises: no server crash, no planned outage, and
+#               on each side the reconnection attempts the faults could
+#               need, even if they all hit one connection in a row, at most
+#               N (a drop: 1; a drop followed by a refusal window or a
+#               restart down for D seconds: 1 + the attempts made at
+#               0, 1, 3, 7 ... s that fall inside D + 1 s)
+#   server-crash a server (or proxy) died on its own during the copy
+#               (nbdkit 1.32.5 aborts in raw_send_socket at times); not
+#               ours, reported with the server's name
+#   gave-up     no run finished within 15 runs and 4 minutes
+#   correct     a run finished and the destination equals the source
+# Runs that failed because of a planned outage or a server crash are
+# expected and only counted.
+#
+# Usage: scripts/soak_long.sh [-n COPIES] [-s SEED] [-m MAX_MIB] [-d MAX_MS] [-o RESULTS.tsv]
+#        scripts/soak_long.sh -c COPY_SEED[,...] [-m MAX_MIB] [-d MAX_MS] ...   (replay)
+#   -n copies (20), -s seed (1), -m the largest source in MiB (16), -d the
+#   longest a run takes without faults, in ms (3000: --rate is set from
+#   it; kills and restarts land within it).
+#   NBDCOPY=path (default build/nbdcopy); SOAK_WATCHDOG=SECONDS (60).  The markdown table goes to
+#   stdout, one TSV line per copy to RESULTS.tsv (default
+#   soak-long-results.tsv), the logs of every copy that was not correct to
+#   RESULTS.failures/.  Copy i of seed S has the seed S*10000+i: its TSV
+#   line has the command that replays it (-c SEED -m MAX_MIB -d MAX_MS; timing
+#   makes a replay similar, not identical).  Exit status 0 when every copy
+#   was correct or a server crash, 1 otherwise.
+# Reproduce docs/reliability.md:
+#   nice -n 10 scripts/soak_long.sh -n 500 -s 21 -o soak-long.tsv
+set -euo pipefail
+cd "$(dirname "$0")/.."
+repo=$PWD
+
+seed=1 copies=20 max_mib=16 max_ms=3000 results=soak-long-results.tsv replay=()
+while getopts "n:s:m:d:o:c:" opt; do
+    case $opt in
+        d) max_ms=$OPTARG ;;
+        n) copies=$OPTARG ;;
+        s) seed=$OPTARG ;;
+        m) max_mib=$OPTARG ;;
+        o) results=$OPTARG ;;
+        c) IFS=, read -r -a replay <<<"$OPTARG" ;;
+        *) echo "usage: $0 [-n COPIES] [-s SEED] [-m MAX_MIB] [-d MAX_MS] [-o RESULTS.tsv] [-c COPY_SEED,...]" >&2
+           exit 2 ;;
+    esac
+done
+((max_mib >= 4 && max_ms >= 300)) || { echo "$0: -m must be 4 or more, -d 300 or more" >&2; exit 2; }
+[[ $results == /* ]] || results=$repo/$results
+export NBDCOPY=${NBDCOPY:-$repo/build/nbdcopy}
+[[ $NBDCOPY == /* ]] || NBDCOPY=$repo/$NBDCOPY
+source "$repo/tests/integration/lib/lib.sh"
+TEST_NAME=soak-long
+source "$TEST_LIB/proxy_lib.bash"
+require_cmd nbdkit qemu-nbd qemu-img python3 cmp
+py=$(_proxy_python)
+
+MAX_RUNS=15 MAX_SECONDS=240 WATCHDOG=${SOAK_WATCHDOG:-60}
+# A sleep without a fork (the watch loop runs 20 times a second).
+exec {sleep_fd}<> <(:)
+nap() { read -r -t "$1" -u "$sleep_fd" _ || true; }
+now_ms() { local t=${EPOCHREALTIME/./}; echo $((t / 1000)); }
+# now_ms without $(...): sets NOW.
+tick() { local t=${EPOCHREALTIME/./}; NOW=$((t / 1000)); }
+# Alive and not a zombie, without a fork.
+alive() {
+    local stat
+    [[ -n $1 ]] || return 1
+    read -r stat 2>/dev/null <"/proc/$1/stat" || return 1
+    stat=${stat##*) }
+    [[ ${stat:0:1} != Z ]]
+}
+
+# pick VAR WORDS...: VAR = one of the words at random (no $(...): a
+# subshell's $RANDOM is reseeded, so the seed would not fix the plan).
+pick() {
+    local var=$1
+    shift
+    local words=("$@")
+    printf -v "$var" '%s' "${words[RANDOM % ${#words[@]}]}"
+}
+chance() { ((RANDOM % 100 < $1)); }
+
+# make_image SEED SIZE OUT: random data, holes and allocated zeroes in runs
+# of 4K to 2M (sometimes odd lengths), the same bytes for the same seed.
+make_image() {
+    "$py" - "$@" <<'PY'
+import random, sys
+seed, size, out = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+r = random.Random(seed)
+with open(out, "wb") as f:
+    f.truncate(size)
+    off = 0
+    while off < size:
+        n = r.choice((4096, 65536, 262144, 1 << 20, 2 << 20)) * r.randint(1, 4) // 4
+        if r.random() < 0.1:
+            n += r.randint(1, 4095)
+        n = min(n, size - off)
+        kind = r.random()
+        if kind < 0.55:
+            f.seek(off)
+            f.write(r.randbytes(n))
+        elif kind < 0.7:
+            f.seek(off)
+            f.write(bytes(n))
+        off += n
+    f.seek(size - 1)          # never end with a hole: the size is exact
+    f.write(b"\x01")
+PY
+}
+
+# attempts_needed SECONDS: how many reconnection attempts (made at 0, 1,
+# 3, 7, 15 ... s, each wait capped at 60 s) a server unreachable for
+# SECONDS (a decimal) may take: 1 + those that fall inside SECONDS + 1 s.
+attempts_needed() {
+    "$py" -c '
+import sys
+down = float(sys.argv[1]) + 1.0
+t, wait, n = 0.0, 1.0, 1
+while t <= down:
+    n += 1
+    t += wait
+    wait = min(wait * 2, 60)
+print(n if float(sys.argv[1]) > 0 else 1)' "$1"
+}
+
+# ---------------------------------------------------------------------------
+# Servers on fixed ports (a copy's URIs never change: they are part of the
+# checkpoint's identity).
+
+# qemu_on NAME PORT ARGS...: qemu-nbd --fork on 127.0.0.1:PORT; 1 if the
+# port is taken.
+qemu_on() {
+    local name=$1 port=$2
+    shift 2
+    rm -f "$T/$name.pid"
+    if ! qemu-nbd --fork -t -b 127.0.0.1 -p "$port" --shared=32 --pid-file="$T/$name.pid" "$@" \
+        >>"$T/$name.log" 2>&1 </dev/null; then
+        grep -qi "address already in use" "$T/$name.log" && return 1
+        tail -n 5 "$T/$name.log" >&2
+        fail "qemu-nbd $name did not start on port $port"
+    fi
+    _wait_pidfile "$T/$name.pid" "" "qemu-nbd $name" "$name"
+    DAEMON_PIDS+=("$(cat "$T/$name.pid")")
+}
+
+# start_server NAME KIND ARGS...: KIND nbdkit or qemu; sets PORT; the
+# arguments are kept for restart_server.
+start_server() {
+    local name=$1 kind=$2 _
+    shift 2
+    echo "$kind" >"$T/$name.kind"
+    if [[ $kind == nbdkit ]]; then
+        start_nbdkit_tcp "$name" "$@"
+        PORT=$TCP_PORT
+    else
+        : >"$T/$name.log"
+        for _ in $(seq 20); do
+            PORT=$(_free_tcp_port)
+            if qemu_on "$name" "$PORT" "$@"; then
+                echo "$PORT" >"$T/$name.tcpport"
+                printf '%s\0' "$@" >"$T/$name.tcpargs"
+                return 0
+            fi
+        done
+        fail "no free port for qemu-nbd $name"
+    fi
+}
+
+server_pid() { cat "$T/$1.pid" 2>/dev/null || true; }
+
+# kill_server NAME: SIGKILL, as a crash would; the pid leaves our lists.
+kill_server() {
+    local pid
+    pid=$(server_pid "$1")
+    [[ -n $pid ]] || return 0
+    kill -9 "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+    while alive "$pid"; do nap 0.01; done
+    _forget_pid "$pid"
+    rm -f "$T/$1.pid"
+}
+
+# restart_server NAME: start NAME again on its port with its arguments.
+restart_server() {
+    local name=$1 kind port args=() i
+    kind=$(cat "$T/$name.kind")
+    if [[ $kind == nbdkit ]]; then
+        restart_nbdkit_tcp "$name"
+        return 0
+    fi
+    port=$(cat "$T/$name.tcpport")
+    mapfile -d '' args <"$T/$name.tcpargs"
+    for i in $(seq 50); do
+        qemu_on "$name" "$port" "${args[@]}" && return 0
+        nap 0.1
+    done
+    fail "qemu-nbd $name could not listen again on port $port"
+}
+
+# ---------------------------------------------------------------------------
+# One copy.
+
+declare -A plan=()
+# draw_plan COPY_SEED: the whole plan, from the seed alone.
+draw_plan() {
+    RANDOM=$1
+    plan=()
+    local mib src engine rs target cps where
+    mib=$((4 + RANDOM % (max_mib - 3)))
+    pick src nbdkit qemu-raw qemu-qcow2
+    plan[src]=$src
+    plan[size]=$((mib * MiB))
+    if [[ $src == nbdkit ]] && chance 25; then
+        plan[size]=$((plan[size] + 1 + RANDOM % 65535))
+    fi
+    plan[image_seed]=$RANDOM
+    plan[garbage]=0
+    chance 40 && plan[garbage]=1
+    plan[src_threads]=""
+    chance 50 && plan[src_threads]="-t 1"
+    plan[dst_threads]=""
+    chance 50 && plan[dst_threads]="-t 1"
+
+    local opts=()
+    pick engine default default -C1 sync
+    case $engine in
+        -C1) opts+=(-C 1) ;;
+        sync) opts+=(--synchronous) ;;
+    esac
+    pick rs 64K 128K 256K 512K 1M 2M
+    opts+=(--request-size="$rs")
+    # The ms a run takes without faults: 1/6 to all of -d.
+    pick target $((max_ms / 6)) $((max_ms / 3)) $((max_ms / 2)) $((max_ms * 2 / 3)) "$max_ms"
+    plan[run_ms]=$target
+    opts+=(--rate=$(((plan[size] * 1000 / target + 1023) / 1024))K)
+    chance 10 && opts+=(--verify)
+    chance 10 && opts+=(--allocated)
+    pick cps 0.2 0.3 0.5 1 5
+    plan[checkpoint_seconds]=$cps
+
+    # Outage: one restart longer than the retries last.
+    plan[outage]=none
+    local retry
+    if chance 15; then
+        pick retry 1 2
+        pick where dst dst src
+        plan[outage]=$where
+    else
+        pick retry 3 4 5 6 8 10
+    fi
+    plan[retry]=$retry
+
+    # Proxies.
+    local side mode rule x drops refuse rmode
+    plan[silence]=0
+    for side in src dst; do
+        plan[${side}_proxy]=""
+        chance 55 || continue
+        pick mode close close reset reset silence
+        pick rule --drop-every --drop-after
+        pick x 1M 2M 4M 8M
+        pick drops 1 1 2 3
+        pick refuse 0 0 0 0.3 1
+        pick rmode close unlisten
+        [[ $mode == silence ]] && plan[silence]=1
+        [[ $mode == silence ]] && drops=1
+        plan[${side}_proxy]="--mode $mode $rule $x --drops $drops --refuse-after-drop $refuse --refuse-mode $rmode"
+        plan[${side}_refuse]=$refuse
+    done
+    ((plan[silence])) && opts+=(--timeout=2)
+
+    # Kills: the i-th in run i, kill_ms after the start.
+    local k i
+    pick k 0 0 1 1 2 3
+    plan[kills]=""
+    for ((i = 0; i < k; i++)); do
+        plan[kills]+="$((50 + RANDOM % (target * 3 / 2))) "
+    done
+
+    # Restarts: "SIDE:DELAY_MS:DOWN[:outage]" each, DELAY after the run's
+    # first progress or after the restart before it in the same run.
+    local r down
+    plan[restarts]=""
+    pick r 0 0 1 1 2
+    for ((i = 0; i < r; i++)); do
+        pick down 0 0.2 0.5 1 2
+        plan[restarts]+="dst:$((RANDOM % target)):$down "
+    done
+    if chance 20; then
+        pick down 0 0.2 0.5 1
+        plan[restarts]+="src:$((RANDOM % target)):$down "
+    fi
+    if [[ ${plan[outage]} != none ]]; then
+        # Longer than the attempts at 0 (and 1 s) take, by 1.5 s.
+        down=$((retry == 1 ? 2 : 3))
+        plan[restarts]+="${plan[outage]}:$((RANDOM % target)):$down.5:outage "
+    fi
+    plan[opts]="${opts[*]}"
+}
+
+# TSV and table bookkeeping.
+outcomes=(correct corrupt hang crash mute needless gave-up server-crash)
+declare -A count=() by_src=()
+for o in "${outcomes[@]}"; do count[$o]=0; done
+totals_kills=0 totals_src_drops=0 totals_dst_drops=0 totals_restarts=0 totals_outages=0
+totals_runs=0 totals_expected=0 totals_reconnections=0
+crashed_servers=()
+
+# A run's side events, for the promise: attempts the faults may need.
+declare -A need=()
+run_excused=0
+
+note_restart() { # SIDE DOWN_SECONDS OUTAGE
+    local n
+    n=$(attempts_needed "$2")
+    need[$1]=$((${need[$1]:-0} + n))
+    [[ $3 == outage ]] && run_excused=1
+    return 0
+}
+
+# check_servers: any server or proxy that died without us is a server
+# crash: named, counted, started again (a proxy cannot be: its port would
+# change, so the rest of the copy is excused).
+check_servers() {
+    local name pid
+    for name in src dst spx dpx; do
+        [[ -e $T/$name.kind ]] || continue
+        pid=$(server_pid "$name")
+        [[ -n $pid ]] || continue
+        alive "$pid" && continue
+        local what why rc=0
+        { wait "$pid"; } 2>/dev/null || rc=$?
+        _forget_pid "$pid"
+        rm -f "$T/$name.pid"
+        what=$(cat "$T/$name.kind")
+        why=$(grep -aE 'Assertion|Segmentation|Traceback|Error' "$T/$name.log" | tail -n 1 | cut -c1-200 || true)
+        if ((rc > 128)); then
+            why="signal $((rc - 128))${why:+: $why}"
+        elif ((rc > 0 && rc != 127)); then
+            why="exit status $rc${why:+: $why}"
+        fi
+        copy_crashes+=("$name($what): ${why:-no message}")
+        crashed_servers+=("$name($what)")
+        server_died=1
+        copy_excused=1
+        msg "copy $copy_seed: $name ($what) died on its own: ${why:-no message}"
+        if [[ $what != proxy ]]; then
+            restart_server "$name"
+        fi
+    done
+}
+
+# run_once N: one nbdcopy run under watch; sets RUN_STATUS and RUN_CLASS
+# (finished, killed, failed, hang, crash, mute).
+run_once() {
+    local n=$1
+    local kill_ms=${kills[n - 1]:-} pid t0 progress_at=0 restart="" status=0
+    local err=$C/run$n.err out=$C/run$n.out prog=$C/run$n.progress json=$C/run$n.json
+    local hung=0 killed=0 loops=0
+    if ((${#restarts[@]} > 0)); then restart=${restarts[0]}; fi
+    need=() run_excused=0 server_died=0
+    local since=0 spx0=0 dpx0=0
+    [[ -f $T/spx.log ]] && spx0=$(grep -c '^drop ' "$T/spx.log" || true)
+    [[ -f $T/dpx.log ]] && dpx0=$(grep -c '^drop ' "$T/dpx.log" || true)
+
+    NBDCOPY_CHECKPOINT_SECONDS=${plan[checkpoint_seconds]} \
+        "$NBDCOPY" "${copy_opts[@]}" --json="$json" --progress=3 "$src_uri" "$dst_uri" \
+        >"$out" 2>"$err" 3>"$prog" &
+    pid=$!
+    tick
+    t0=$NOW
+    while alive "$pid"; do
+        tick
+        if [[ -n $kill_ms ]] && ((NOW - t0 >= kill_ms)); then
+            kill -9 "$pid" 2>/dev/null || true
+            killed=1
+            copy_kills=$((copy_kills + 1))
+            break
+        fi
+        if ((progress_at == 0)) && [[ -s $prog ]]; then progress_at=$NOW since=$NOW; fi
+        if [[ -n $restart ]] && ((progress_at > 0)); then
+            local side delay down kind t1
+            IFS=: read -r side delay down kind <<<"$restart"
+            if ((NOW - since >= delay)); then
+                restarts=("${restarts[@]:1}")
+                restart=${restarts[0]:-}
+                kill_server "$side"
+                tick
+                t1=$NOW
+                nap "$down"
+                restart_server "$side"
+                tick
+                local dt
+                dt=$(printf '%d.%03d' $(((NOW - t1) / 1000)) $(((NOW - t1) % 1000)))
+                copy_events+="restart-$side:${dt}s${kind:+(outage)} "
+                copy_restarts=$((copy_restarts + 1))
+                [[ $kind == outage ]] && copy_outages=$((copy_outages + 1))
+                note_restart "$side" "$dt" "${kind:-}"
+                since=$NOW
+            fi
+        fi
+        loops=$((loops + 1))
+        ((loops % 10)) || check_servers
+        if ((NOW - t0 > WATCHDOG * 1000)); then
+            hung=1
+            timeout 30 gdb -p "$pid" -batch -ex 'thread apply all bt' >"$C/run$n.backtrace" 2>&1 || true
+            kill -9 "$pid" 2>/dev/null || true
+            break
+        fi
+        nap 0.05
+    done
+    { wait "$pid"; } 2>/dev/null || status=$?  # (no "Killed" line from bash)
+    RUN_STATUS=$status
+    nap 0.1
+    check_servers
+
+    # What the proxies did in this run.
+    local side refuse drops n0 log a
+    for side in src dst; do
+        log=$T/${side:0:1}px.log
+        [[ -f $log ]] || continue
+        drops=$(grep -c '^drop ' "$log" || true)
+        n0=$spx0
+        [[ $side == dst ]] && n0=$dpx0
+        drops=$((drops - n0))
+        ((drops > 0)) || continue
+        [[ $side == src ]] && copy_src_drops=$((copy_src_drops + drops))
+        [[ $side == dst ]] && copy_dst_drops=$((copy_dst_drops + drops))
+        refuse=${plan[${side}_refuse]:-0}
+        a=1
+        [[ $refuse != 0 ]] && a=$(attempts_needed "$refuse")
+        need[$side]=$((${need[$side]:-0} + drops * a))
+    done
+
+    local lines=0
+    lines=$(wc -l <"$err")
+    if ((hung)) && [[ $status -eq 137 ]]; then
+        RUN_CLASS=hang
+    elif ((killed)) && [[ $status -eq 137 ]]; then
+        RUN_CLASS=killed
+    elif ((status >= 128)) || grep -qE 'ERROR: [A-Za-z]+Sanitizer|runtime error:' "$err"; then
+        RUN_CLASS=crash
+    elif ((status == 0)); then
+        RUN_CLASS=finished
+        ((lines == 0)) || RUN_CLASS=mute
+    elif ((status == 1 && lines == 1)) && grep -qE '^nbdcopy: .{8,}' "$err"; then
+        RUN_CLASS=failed
+    else
+        RUN_CLASS=mute
+    fi
+    if [[ -s $json ]]; then
+        a=$(grep -o '"reconnections":[0-9]*' "$json" | cut -d: -f2 || true)
+        copy_reconnections=$((copy_reconnections + ${a:-0}))
+    fi
+}
+
+# copy SEED INDEX: one copy, start to end; prints its TSV line.
+copy_one() {
+    copy_seed=$1
+    local index=$2
+    draw_plan "$copy_seed"
+    C=$T/copy
+    rm -rf "$C"
+    mkdir -p "$C"
+    local size=${plan[size]}
+    make_image "${plan[image_seed]}" "$size" "$C/src.raw"
+    if ((plan[garbage])); then
+        head -c "$size" /dev/urandom >"$C/dst.img"
+    else
+        truncate -s "$size" "$C/dst.img"
+    fi
+
+    # Servers, then proxies.
+    rm -f "$T"/{src,dst,spx,dpx}.{kind,log,tcpargs,tcpport}
+    local threads
+    case ${plan[src]} in
+        nbdkit)
+            read -r -a threads <<<"${plan[src_threads]}"
+            start_server src nbdkit "${threads[@]}" -r file "$C/src.raw" ;;
+        qemu-raw)
+            start_server src qemu -r -f raw "$C/src.raw" ;;
+        qemu-qcow2)
+            qemu-img convert -f raw -O qcow2 "$C/src.raw" "$C/src.qcow2"
+            start_server src qemu -r -f qcow2 "$C/src.qcow2" ;;
+    esac
+    local src_port=$PORT
+    read -r -a threads <<<"${plan[dst_threads]}"
+    start_server dst nbdkit "${threads[@]}" --filter=cache file "$C/dst.img" cache=writeback
+    local dst_port=$PORT
+    local popts=()
+    src_uri=nbd://127.0.0.1:$src_port/
+    dst_uri=nbd://127.0.0.1:$dst_port/
+    if [[ -n ${plan[src_proxy]} ]]; then
+        read -r -a popts <<<"${plan[src_proxy]}"
+        start_drop_proxy spx "$src_port" --lifetime 900 "${popts[@]}"
+        echo proxy >"$T/spx.kind"
+        src_uri=nbd://127.0.0.1:$PROXY_PORT/
+    fi
+    if [[ -n ${plan[dst_proxy]} ]]; then
+        read -r -a popts <<<"${plan[dst_proxy]}"
+        start_drop_proxy dpx "$dst_port" --lifetime 900 "${popts[@]}"
+        echo proxy >"$T/dpx.kind"
+        dst_uri=nbd://127.0.0.1:$PROXY_PORT/
+    fi
+
+    read -r -a copy_opts <<<"${plan[opts]}"
+    copy_opts+=(--checkpoint="$C/copy.map" --retry="${plan[retry]}")
+    read -r -a kills <<<"${plan[kills]}"
+    read -r -a restarts <<<"${plan[restarts]}"
+    copy_kills=0 copy_src_drops=0 copy_dst_drops=0 copy_restarts=0 copy_outages=0
+    copy_reconnections=0 copy_excused=0 copy_events="" copy_crashes=()
+    local outcome="" statuses="" message="" run=0 start=$SECONDS expected=0 failures=""
+    local -A seen=()
+    while :; do
+        run=$((run + 1))
+        # A refusal window of a proxy that dropped at the end of the last
+        # run must be over (a run's first connection is not retried).
+        if ((run > 1)); then
+            local w=0
+            [[ ${plan[src_refuse]:-0} != 0 ]] && w=1
+            [[ ${plan[dst_refuse]:-0} != 0 ]] && w=1
+            ((w)) && nap 1.2
+            check_servers
+        fi
+        run_once "$run"
+        statuses+="${statuses:+,}$RUN_STATUS"
+        local r=$RUN_CLASS
+        if [[ $r == failed ]]; then
+            # Expected: a server died, or the retries ran out ("could not
+            # be re-established") after more than they promise to carry.
+            local beyond=0 side line
+            line=$(head -c 300 "$C/run$run.err" | tr '\n\t' '  ')
+            for side in src dst; do
+                ((${need[$side]:-0} <= plan[retry])) || beyond=1
+            done
+            ((run_excused)) && beyond=1
+            if ((server_died)) ||
+                { ((beyond)) && [[ $line == *"could not be re-established"* ]]; }; then
+                expected=$((expected + 1))
+                failures+="run $run (expected): $line; "
+            else
+                r=needless
+                failures+="run $run (needless; attempts needed at most src ${need[src]:-0} dst ${need[dst]:-0}): $line; "
+            fi
+        fi
+        case $r in
+            finished)
+                if cmp -s "$C/src.raw" "$C/dst.img"; then
+                    seen[correct]=1
+                else
+                    seen[corrupt]=1
+                    message="run $run: $(cmp "$C/src.raw" "$C/dst.img" 2>&1 | head -n 1)"
+                fi
+                break ;;
+            killed | failed) ;;
+            *)
+                seen[$r]=1
+                [[ -n $message ]] || message="run $run: $r (status $RUN_STATUS): $(head -c 300 "$C/run$run.err" | tr '\n\t' '  ')" ;;
+        esac
+        if ((run >= MAX_RUNS || SECONDS - start >= MAX_SECONDS)); then
+            seen[gave-up]=1
+            break
+        fi
+    done
+    for o in crash hang corrupt mute needless; do
+        if [[ -n ${seen[$o]:-} ]]; then outcome=$o; break; fi
+    done
+    if [[ -z $outcome ]]; then
+        if ((copy_excused)); then
+            outcome=server-crash
+        elif [[ -n ${seen[gave-up]:-} ]]; then
+            outcome=gave-up
+        else
+            outcome=correct
+        fi
+    fi
+    if [[ -z $message && $outcome != correct && -s $C/run$run.err ]]; then
+        message="last run: $(head -c 300 "$C/run$run.err" | tr '\n\t' '  ')"
+    fi
+    local end=gave-up
+    [[ -n ${seen[correct]:-} ]] && end=finished-identical
+    [[ -n ${seen[corrupt]:-} ]] && end=finished-different
+    ((${#copy_crashes[@]} == 0)) || message+="${message:+; }died: ${copy_crashes[*]}"
+
+    # Stop this copy's servers and proxies.
+    local name
+    for name in spx dpx src dst; do stop_server "$name"; done
+    rm -f "$T"/{src,dst,spx,dpx}.kind
+
+    local faults="kills=${plan[kills]// /,} restarts=${plan[restarts]// /,}"
+    faults+=" src-proxy=[${plan[src_proxy]}] dst-proxy=[${plan[dst_proxy]}]"
+    faults+=" retry=${plan[retry]} outage=${plan[outage]} checkpoint-seconds=${plan[checkpoint_seconds]}"
+    local events="kills=$copy_kills src-drops=$copy_src_drops dst-drops=$copy_dst_drops"
+    events+=" ${copy_events}reconnections=$copy_reconnections expected-failures=$expected end=$end"
+    local source="${plan[src]}${plan[src_threads]:+ ${plan[src_threads]}} size=$size"
+    ((plan[garbage] == 0)) || source+=" dst-garbage"
+    source+=" dst=nbdkit${plan[dst_threads]:+ ${plan[dst_threads]}}"
+    if [[ $outcome != correct ]]; then
+        local kept=${results%.tsv}.failures/copy-$copy_seed
+        mkdir -p "$kept"
+        cp "$C"/run*.err "$C"/run*.json "$C"/run*.backtrace "$C/copy.map" "$T"/{src,dst,spx,dpx}.log \
+            "$kept/" 2>/dev/null || true
+        msg "copy $index (seed $copy_seed): $outcome: $message"
+    fi
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$index" "$copy_seed" "$outcome" \
+        "$run" "$((SECONDS - start))" "$source" "${plan[opts]} --retry=${plan[retry]}" \
+        "$faults" "$events" "$statuses" "$message" "$failures" \
+        "scripts/soak_long.sh -c $copy_seed -m $max_mib -d $max_ms" >>"$results"
+    COPY_OUTCOME=$outcome
+    totals_runs=$((totals_runs + run))
+    totals_kills=$((totals_kills + copy_kills))
+    totals_src_drops=$((totals_src_drops + copy_src_drops))
+    totals_dst_drops=$((totals_dst_drops + copy_dst_drops))
+    totals_restarts=$((totals_restarts + copy_restarts))
+    totals_outages=$((totals_outages + copy_outages))
+    totals_expected=$((totals_expected + expected))
+    totals_reconnections=$((totals_reconnections + copy_reconnections))
+}
+
+printf 'copy\tseed\toutcome\truns\tseconds\tsource\toptions\tfaults\tevents\tstatuses\tmessage\tfailed_runs\treplay\n' >"$results"
+seeds=()
+if ((${#replay[@]} > 0)); then
+    seeds=("${replay[@]}")
+else
+    for ((i = 1; i <= copies; i++)); do seeds+=($((seed * 10000 + i))); done
+fi
+wall=$SECONDS
+i=0
+for s in "${seeds[@]}"; do
+    i=$((i + 1))
+    copy_one "$s" "$i"
+    count[$COPY_OUTCOME]=$((count[$COPY_OUTCOME] + 1))
+    by_src["${plan[src]} $COPY_OUTCOME"]=$((${by_src["${plan[src]} $COPY_OUTCOME"]:-0} + 1))
+    msg "copy $i/${#seeds[@]} (seed $s): $COPY_OUTCOME, $((SECONDS - wall)) s"
+done
+wall=$((SECONDS - wall))
+
+echo "| source | copies | correct | corrupt | hang | crash | mute | needless | gave-up | server-crash |"
+echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+for src in nbdkit qemu-raw qemu-qcow2; do
+    total=0 cells=""
+    for o in "${outcomes[@]}"; do
+        n=${by_src["$src $o"]:-0}
+        total=$((total + n))
+        cells+=" | $n"
+    done
+    echo "| $src | $total$cells |"
+done
+cells=""
+for o in "${outcomes[@]}"; do cells+=" | **${count[$o]}**"; done
+echo "| **all** | **$i**$cells |"
+echo
+echo "Runs: $totals_runs; SIGKILLs: $totals_kills; drops: $totals_src_drops source, $totals_dst_drops destination;"
+echo "server restarts: $totals_restarts ($totals_outages longer than the retries); reconnections (--json of the runs that ended): $totals_reconnections;"
+echo "failed runs that were expected (an outage, a server crash, more than --retry could carry): $totals_expected."
+if ((${#crashed_servers[@]} > 0)); then
+    echo "Servers that died on their own: $(printf '%s\n' "${crashed_servers[@]}" | sort | uniq -c | awk '{printf "%s%s x%s", (NR>1?", ":""), $2, $1}')."
+fi
+what="Seed $seed"
+((${#replay[@]} == 0)) || what="Copy seeds ${replay[*]}"
+echo "$what, $i copies in $wall s (nbdcopy: $NBDCOPY); per-copy results in $results"
+bad=0
+for o in corrupt hang crash mute needless gave-up; do bad=$((bad + count[$o])); done
+((bad == 0))
