@@ -103,8 +103,7 @@ MAX_RUNS=15 MAX_SECONDS=240 WATCHDOG=${SOAK_WATCHDOG:-60}
 # A sleep without a fork (the watch loop runs 20 times a second).
 exec {sleep_fd}<> <(:)
 nap() { read -r -t "$1" -u "$sleep_fd" _ || true; }
-now_ms() { local t=${EPOCHREALTIME/./}; echo $((t / 1000)); }
-# now_ms without $(...): sets NOW.
+# tick: NOW = the time in ms.
 tick() { local t=${EPOCHREALTIME/./}; NOW=$((t / 1000)); }
 # Alive and not a zombie, without a fork.
 alive() {
@@ -268,6 +267,7 @@ draw_plan() {
 
     local opts=()
     pick engine default default -C1 sync
+    plan[engine]=$engine
     case $engine in
         -C1) opts+=(-C 1) ;;
         sync) opts+=(--synchronous) ;;
@@ -662,48 +662,73 @@ copy_one() {
     totals_reconnections=$((totals_reconnections + copy_reconnections))
 }
 
-printf 'copy\tseed\toutcome\truns\tseconds\tsource\toptions\tfaults\tevents\tstatuses\tmessage\tfailed_runs\treplay\n' >"$results"
-seeds=()
-if ((${#replay[@]} > 0)); then
-    seeds=("${replay[@]}")
-else
-    for ((i = 1; i <= copies; i++)); do seeds+=($((seed * 10000 + i))); done
-fi
-wall=$SECONDS
-i=0
-for s in "${seeds[@]}"; do
-    i=$((i + 1))
-    copy_one "$s" "$i"
-    count[$COPY_OUTCOME]=$((count[$COPY_OUTCOME] + 1))
-    by_src["${plan[src]} $COPY_OUTCOME"]=$((${by_src["${plan[src]} $COPY_OUTCOME"]:-0} + 1))
-    msg "copy $i/${#seeds[@]} (seed $s): $COPY_OUTCOME, $((SECONDS - wall)) s"
-done
-wall=$((SECONDS - wall))
-
-echo "| source | copies | correct | corrupt | hang | crash | mute | needless | gave-up | server-crash |"
-echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
-for src in nbdkit qemu-raw qemu-qcow2; do
-    total=0 cells=""
-    for o in "${outcomes[@]}"; do
-        n=${by_src["$src $o"]:-0}
-        total=$((total + n))
-        cells+=" | $n"
+# Everything below is one function, read whole before it runs: the script
+# can be edited while a soak runs.
+main() {
+    printf 'copy\tseed\toutcome\truns\tseconds\tsource\toptions\tfaults\tevents\tstatuses\tmessage\tfailed_runs\treplay\n' >"$results"
+    seeds=()
+    if ((${#replay[@]} > 0)); then
+        seeds=("${replay[@]}")
+    else
+        for ((i = 1; i <= copies; i++)); do seeds+=($((seed * 10000 + i))); done
+    fi
+    wall=$SECONDS
+    i=0
+    for s in "${seeds[@]}"; do
+        i=$((i + 1))
+        copy_one "$s" "$i"
+        count[$COPY_OUTCOME]=$((count[$COPY_OUTCOME] + 1))
+        by_src["${plan[src]} $COPY_OUTCOME"]=$((${by_src["${plan[src]} $COPY_OUTCOME"]:-0} + 1))
+        by_src["${plan[engine]} $COPY_OUTCOME"]=$((${by_src["${plan[engine]} $COPY_OUTCOME"]:-0} + 1))
+        msg "copy $i/${#seeds[@]} (seed $s): $COPY_OUTCOME, $((SECONDS - wall)) s"
     done
-    echo "| $src | $total$cells |"
-done
-cells=""
-for o in "${outcomes[@]}"; do cells+=" | **${count[$o]}**"; done
-echo "| **all** | **$i**$cells |"
-echo
-echo "Runs: $totals_runs; SIGKILLs: $totals_kills; drops: $totals_src_drops source, $totals_dst_drops destination;"
-echo "server restarts: $totals_restarts ($totals_outages longer than the retries); reconnections (--json of the runs that ended): $totals_reconnections;"
-echo "failed runs that were expected (an outage, a server crash, more than --retry could carry): $totals_expected."
-if ((${#crashed_servers[@]} > 0)); then
-    echo "Servers that died on their own: $(printf '%s\n' "${crashed_servers[@]}" | sort | uniq -c | awk '{printf "%s%s x%s", (NR>1?", ":""), $2, $1}')."
-fi
-what="Seed $seed"
-((${#replay[@]} == 0)) || what="Copy seeds ${replay[*]}"
-echo "$what, $i copies in $wall s (nbdcopy: $NBDCOPY); per-copy results in $results"
-bad=0
-for o in corrupt hang crash mute needless gave-up; do bad=$((bad + count[$o])); done
-((bad == 0))
+    wall=$((SECONDS - wall))
+
+    echo "| source, engine | copies | correct | corrupt | hang | crash | mute | needless | gave-up | server-crash |"
+    echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+    local src total cells n o what bad
+    for src in nbdkit qemu-raw qemu-qcow2 default -C1 sync; do
+        total=0 cells=""
+        for o in "${outcomes[@]}"; do
+            n=${by_src["$src $o"]:-0}
+            total=$((total + n))
+            cells+=" | $n"
+        done
+        case $src in
+            default) src="engine: default (multi-conn)" ;;
+            -C1) src="engine: -C 1" ;;
+            sync) src="engine: --synchronous" ;;
+        esac
+        echo "| $src | $total$cells |"
+    done
+    cells=""
+    for o in "${outcomes[@]}"; do cells+=" | **${count[$o]}**"; done
+    echo "| **all** | **$i**$cells |"
+    echo
+    echo "Runs: $totals_runs; SIGKILLs: $totals_kills; drops: $totals_src_drops source, $totals_dst_drops destination;"
+    echo "server restarts: $totals_restarts ($totals_outages longer than the retries); reconnections (--json of the runs that ended): $totals_reconnections;"
+    echo "failed runs that were expected (an outage, a server crash, more than --retry could carry): $totals_expected."
+    if ((${#crashed_servers[@]} > 0)); then
+        echo "Servers that died on their own: $(printf '%s\n' "${crashed_servers[@]}" | sort | uniq -c | awk '{printf "%s%s x%s", (NR>1?", ":""), $2, $1}')."
+    fi
+    what="Seed $seed"
+    ((${#replay[@]} == 0)) || what="Copy seeds ${replay[*]}"
+    echo "$what, $i copies in $wall s; per-copy results in $results"
+    echo "nbdcopy: $NBDCOPY, $(binary_info)"
+    bad=0
+    for o in corrupt hang crash mute needless gave-up; do bad=$((bad + count[$o])); done
+    ((bad == 0))
+}
+
+# binary_info: when the binary under test was built, and the newest commit
+# of the sources older than it (the commit it was most likely built from).
+binary_info() {
+    local built commit
+    built=$(stat -c %Y "$NBDCOPY")
+    commit=$(git -C "$repo" log -1 --format='%h %cI' --before="@$built" -- src include CMakeLists.txt cmake \
+        2>/dev/null) || true
+    echo "built $(date -u -d "@$built" '+%Y-%m-%d %H:%M:%S UTC'); newest source commit before that: ${commit:-unknown}"
+}
+
+main "$@"
+exit $?
