@@ -1,19 +1,28 @@
 #!/usr/bin/env python3
-"""A TCP proxy for tests that drops connections on purpose.
+"""A TCP (or Unix socket) proxy for tests that drops connections on purpose.
 
 Python 3 standard library only; one process, one thread, non-blocking
-sockets and a selector.  It listens on 127.0.0.1 (an ephemeral port) and
-forwards each client connection, byte for byte, to a target on the loopback
-interface (an nbdkit TCP server, say), until a drop rule says otherwise.
-It is a byte proxy: TLS passes through it untouched.
+sockets and a selector.  It listens on 127.0.0.1 (an ephemeral port), or
+on a Unix socket, and forwards each client connection, byte for byte, to a
+target on the loopback interface (an nbdkit TCP server, say) or a Unix
+socket, until a drop rule says otherwise.  It is a byte proxy: TLS passes
+through it untouched.
 
 Usage:
   drop_proxy.py --listen-port-file FILE --target [HOST:]PORT [options]
+  drop_proxy.py --listen-unix PATH --target unix:PATH [options]
 
   --listen-port-file FILE  once listening, the port number is written to
-                           FILE.tmp, then renamed to FILE (wait for FILE).
+                           FILE.tmp, then renamed to FILE (wait for FILE);
+                           with --listen-unix, the socket's path is.
+  --listen-unix PATH       listen on a Unix socket at PATH instead of TCP
+                           (a socket left there is replaced; the file is
+                           removed at exit).  Required unless
+                           --listen-port-file is given.
   --target [HOST:]PORT     where to connect; HOST defaults to 127.0.0.1 and
-                           must be a loopback address ([::1]:PORT works).
+                           must be a loopback address ([::1]:PORT works);
+                           unix:PATH for a Unix socket.  Either kind of
+                           listener forwards to either kind of target.
   --drop-after BYTES       drop a connection once BYTES bytes have passed
                            through it, both directions counted together
                            (so a write-heavy copy, traffic mostly client ->
@@ -27,7 +36,20 @@ Usage:
   --drops N                how many drops in all (both rules together),
                            after which everything is forwarded faithfully;
                            "all" for no limit.  Default: 1, or all when
-                           --drop-every is given.
+                           --drop-every is given.  With --drop-all, how
+                           many times a rule fires (rounds).
+  --first-conn N           the rules drop only connections accepted N-th or
+                           later (the proxy numbers them from 1): with
+                           --drop-after, the handshake of a copy's second
+                           connection is cut, its first one left alone
+                           (default 1: any connection).
+  --drop-all               when a rule fires, drop every open connection at
+                           once (the one whose bytes reached the limit and
+                           all the others, idle or in their handshake), each
+                           logged as its own "drop" line: a server that
+                           closes all its connections, as one restarting
+                           does.  Connections still connecting to the
+                           target are left alone.
   --mode close|reset|silence
                            how a connection is dropped (default close):
                            close   FIN to both sides (shutdown), then what
@@ -38,7 +60,9 @@ Usage:
                                    sends a RST);
                            reset   RST to the client (SO_LINGER 0, close);
                                    the server side is closed as in close
-                                   mode, unless --reset-server;
+                                   mode, unless --reset-server (TCP only:
+                                   a Unix socket has no RST, so reset is
+                                   refused with --listen-unix);
                            silence nothing is forwarded or read any more and
                                    both sockets stay open: the client hears
                                    nothing until its own timeout.  Once the
@@ -59,7 +83,8 @@ Usage:
                            connection end before any greeting); unlisten
                            closes the listening socket, so connect() fails
                            with ECONNREFUSED, and listens again on the same
-                           port afterwards.
+                           port (or path: the socket file is removed
+                           meanwhile) afterwards.
   --log FILE               the events, one line each, appended and flushed
                            (default: stderr).
   --lifetime SECONDS       exit after that long whatever happens (300).
@@ -80,12 +105,16 @@ what the proxy had read beyond it is thrown away.
 
 Log lines: the event name first, then key=value fields, then t=SECONDS
 since the start:
-  listen port=P target=H:P
-  accept conn=C peer=H:P
+  listen port=P target=H:P      (a Unix listener: port=0 path=PATH,
+                                 target=unix:PATH for a Unix target)
+  accept conn=C peer=H:P         (peer=unix from a Unix listener)
   connect conn=C                 the target accepted the connection
   connect-failed conn=C error=E  (the client connection is closed)
   refuse conn=C reason=after-drop|max-connections
   drop conn=C rule=drop-after|drop-every mode=M bytes=B c2s=B s2c=B total=B drops=K
+                                 (--drop-all: one line per connection,
+                                 drops=K the round, rule=...+all for those
+                                 that did not reach the limit themselves)
   close conn=C reason=R bytes=B  both sides closed; R: eof (both hung up),
                                  client-error:E, server-error:E (the other
                                  side is reset), dropped-MODE; +drain-timeout
@@ -94,7 +123,8 @@ since the start:
   error what=accept|relisten|fatal error=E
   exit reason=signal|lifetime|parent|relisten-failed drops=K
 "bytes" is the connection's own traffic, "total" all connections', "drops"
-the number of drops so far.  Count the drops with: grep -c '^drop '.
+the number of drops so far (rounds with --drop-all).  Count the
+connections dropped with: grep -c '^drop '.
 
 SIGTERM, SIGINT and SIGHUP make it stop listening, close every connection
 (the server sides with a FIN, given 0.5 s to hang up in turn) and exit 0;
@@ -107,9 +137,11 @@ import argparse
 import errno
 import ipaddress
 import os
+import select
 import selectors
 import signal
 import socket
+import stat
 import sys
 import time
 
@@ -147,6 +179,11 @@ def parse_drops(text):
 
 
 def parse_target(text):
+    if text.startswith("unix:"):
+        path = text[len("unix:"):]
+        if not path:
+            raise argparse.ArgumentTypeError(f"no path in {text!r}")
+        return (socket.AF_UNIX, socket.SOCK_STREAM, 0, path, text)
     host, sep, port = text.rpartition(":")
     if not sep:
         host, port = "127.0.0.1", text
@@ -166,11 +203,15 @@ def parse_target(text):
 def parse_args(argv):
     p = argparse.ArgumentParser(
         description="TCP proxy on 127.0.0.1 that drops connections on purpose")
-    p.add_argument("--listen-port-file", required=True, metavar="FILE")
-    p.add_argument("--target", required=True, type=parse_target, metavar="[HOST:]PORT")
+    p.add_argument("--listen-port-file", metavar="FILE")
+    p.add_argument("--listen-unix", metavar="PATH")
+    p.add_argument("--target", required=True, type=parse_target,
+                   metavar="[HOST:]PORT|unix:PATH")
     p.add_argument("--drop-after", type=parse_size, metavar="BYTES")
     p.add_argument("--drop-every", type=parse_size, metavar="BYTES")
     p.add_argument("--drops", type=parse_drops, default=-1, metavar="N|all")
+    p.add_argument("--drop-all", action="store_true")
+    p.add_argument("--first-conn", type=int, default=1, metavar="N")
     p.add_argument("--mode", choices=("close", "reset", "silence"), default="close")
     p.add_argument("--refuse-after-drop", type=float, default=0.0, metavar="SECONDS")
     p.add_argument("--refuse-mode", choices=("close", "unlisten"), default="close")
@@ -181,6 +222,10 @@ def parse_args(argv):
     p.add_argument("--max-connections", type=int, default=64, metavar="N")
     p.add_argument("--reset-server", action="store_true")
     a = p.parse_args(argv)
+    if a.listen_port_file is None and a.listen_unix is None:
+        p.error("one of --listen-port-file and --listen-unix is required")
+    if a.listen_unix is not None and a.mode == "reset":
+        p.error("--mode reset needs TCP: a Unix socket has no RST")
     if a.drops == -1:  # not given
         a.drops = None if a.drop_every is not None else 1
     if a.drop_every is not None and a.drop_every <= 0:
@@ -274,24 +319,46 @@ class Proxy:
     # -- listening ---------------------------------------------------------
 
     def listen(self):
-        ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        path = self.a.listen_unix
+        if path is not None:
+            ls = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            self.remove_socket_file()
+        else:
+            ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         try:
-            ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            ls.bind(("127.0.0.1", self.port))
+            if path is not None:
+                ls.bind(path)
+            else:
+                ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                ls.bind(("127.0.0.1", self.port))
             ls.listen(64)
         except OSError:
             ls.close()
             raise
         ls.setblocking(False)
-        self.port = ls.getsockname()[1]
+        if path is None:
+            self.port = ls.getsockname()[1]
         self.listener = ls
         self.sel.register(ls, EV_R, "listen")
+
+    def remove_socket_file(self):
+        """A Unix listener's file goes when it stops listening (a socket
+        left there by anyone is replaced; anything else is an error)."""
+        path = self.a.listen_unix
+        if path is None:
+            return
+        try:
+            if stat.S_ISSOCK(os.lstat(path).st_mode):
+                os.unlink(path)
+        except FileNotFoundError:
+            pass
 
     def unlisten(self):
         if self.listener is not None:
             self.sel.unregister(self.listener)
             self.listener.close()
             self.listener = None
+            self.remove_socket_file()
             self.log.event("unlisten")
 
     def try_relisten(self, now):
@@ -306,12 +373,20 @@ class Proxy:
             return
         self.relisten_at = None
         self.relisten_tries = 0
-        self.log.event("relisten", port=self.port)
+        self.log.event("relisten", **self.where())
+
+    def where(self):
+        if self.a.listen_unix is not None:
+            return {"port": 0, "path": self.a.listen_unix}
+        return {"port": self.port}
 
     def write_port_file(self):
         path = self.a.listen_port_file
-        with open(path + ".tmp", "w", encoding="ascii") as f:
-            f.write(f"{self.port}\n")
+        if path is None:
+            return
+        what = self.a.listen_unix if self.a.listen_unix is not None else self.port
+        with open(path + ".tmp", "w", encoding="utf-8") as f:
+            f.write(f"{what}\n")
         os.replace(path + ".tmp", path)
 
     def accept_all(self, now):
@@ -330,7 +405,8 @@ class Proxy:
                 self.log.event("refuse", conn=cid, reason=reason)
                 client.close()
                 continue
-            self.log.event("accept", conn=cid, peer=f"{peer[0]}:{peer[1]}")
+            peer = f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else "unix"
+            self.log.event("accept", conn=cid, peer=peer)
             self.start(Conn(cid, client))
 
     def start(self, c):
@@ -343,7 +419,10 @@ class Proxy:
         c.socks[SERVER] = server
         self.conns[c.id] = c
         err = server.connect_ex(addr)
-        if err not in (0, errno.EINPROGRESS, errno.EAGAIN):
+        # EAGAIN: a TCP connection under way; a Unix socket's full backlog.
+        pending = (0, errno.EINPROGRESS) if family == socket.AF_UNIX else \
+            (0, errno.EINPROGRESS, errno.EAGAIN)
+        if err not in pending:
             self.connect_failed(c, err)
             return
         self.update(c)
@@ -463,7 +542,7 @@ class Proxy:
 
     def budget(self, c):
         """How many more bytes connection c may pass before a drop."""
-        if not self.drops_left():
+        if not self.drops_left() or c.id < self.a.first_conn:
             return None
         b = None
         if self.a.drop_after is not None:
@@ -474,7 +553,7 @@ class Proxy:
         return b
 
     def maybe_drop(self, c):
-        if c.state != "open" or not self.drops_left():
+        if c.state != "open" or not self.drops_left() or c.id < self.a.first_conn:
             return
         rule = None
         if self.a.drop_after is not None and c.traffic >= self.a.drop_after:
@@ -488,6 +567,18 @@ class Proxy:
 
     def drop(self, c, rule):
         self.drops += 1
+        self.drop_one(c, rule)
+        if self.a.drop_all:
+            for other in list(self.conns.values()):
+                if other is not c and other.state == "open":
+                    self.drop_one(other, rule + "+all")
+        if self.a.refuse_after_drop > 0:
+            self.refuse_until = time.monotonic() + self.a.refuse_after_drop
+            if self.a.refuse_mode == "unlisten":
+                self.unlisten()
+                self.relisten_at = self.refuse_until
+
+    def drop_one(self, c, rule):
         mode = self.a.mode
         self.log.event("drop", conn=c.id, rule=rule, mode=mode, bytes=c.traffic,
                        c2s=c.sent[SERVER], s2c=c.sent[CLIENT], total=self.total,
@@ -497,11 +588,6 @@ class Proxy:
         else:
             server = mode if self.a.reset_server or mode != "reset" else "close"
             self.end_conn(c, f"dropped-{mode}", mode, server)
-        if self.a.refuse_after_drop > 0:
-            self.refuse_until = time.monotonic() + self.a.refuse_after_drop
-            if self.a.refuse_mode == "unlisten":
-                self.unlisten()
-                self.relisten_at = self.refuse_until
 
     def discard(self, c, i):
         """Side i is draining: read and forget until it hangs up."""
@@ -517,6 +603,12 @@ class Proxy:
 
     def client_gone(self, c):
         """Has the client of a silenced connection hung up (FIN or RST)?"""
+        if c.socks[CLIENT].family == socket.AF_UNIX:
+            # No TCP state: the peer's close shows as a hang-up of our
+            # receiving half (what it sent before stays unread).
+            p = select.poll()
+            p.register(c.socks[CLIENT], select.POLLRDHUP | select.POLLHUP | select.POLLERR)
+            return bool(p.poll(0))
         if TCP_INFO is None:
             return False
         try:
@@ -650,7 +742,7 @@ class Proxy:
             signal.signal(s, self.on_signal)
         signal.set_wakeup_fd(self.wake_w.fileno(), warn_on_full_buffer=False)
         self.listen()
-        self.log.event("listen", port=self.port, target=self.a.target[4])
+        self.log.event("listen", **self.where(), target=self.a.target[4])
         self.write_port_file()
         while self.stop is None:
             self.poll(self.next_timeout(time.monotonic()))
@@ -693,6 +785,7 @@ class Proxy:
             self.poll(max(0.0, deadline - time.monotonic()))
         for c in list(self.conns.values()):
             self.finish(c, "exit", log=False)
+        self.remove_socket_file()
         self.log.event("exit", reason=self.stop, drops=self.drops)
 
 

@@ -1,0 +1,248 @@
+# The cells of the --retry / --checkpoint matrix (retry-matrix-*.sh,
+# checkpoint-matrix-*.sh): one real server (servers_lib.bash) x one
+# transport x one fault x one engine, on the source or the destination
+# side of a copy.  Source after lib.sh, proxy_lib.bash, retry_lib.bash and
+# servers_lib.bash:
+#     matrix_data $((24 * MiB))
+#     proxy_cell qemu-raw tcp close multi src --drop-after 4M
+#     kill_cell nbd-server unix 1.5 sync dst
+#
+# Every cell ends in a copy identical to the source (cmp; a qcow2 read
+# back by qemu-img), and in --json reconnections equal to what the fault
+# did: the connections the proxy dropped (each one re-established, its
+# drops all reported as "connection lost"), or the connections the killed
+# server had open.  A cell that fails says which cell (KIND/TRANSPORT/
+# FAULT/ENGINE/SIDE), which server, and what happened; a server that died
+# by itself is reported as such (assert_server_alive), not as nbdcopy's
+# failure.
+#
+# Engines: multi  -T 4: the default's 4 connections whatever the CPUs
+#                  (the plain default is min(4, CPUs): 2 on a 2-CPU host)
+#          default no option at all
+#          C1     -C 1
+#          sync   --synchronous
+# Sides:   src    the server serves the source ($T/src.img, or its qcow2),
+#                 copied to $T/out.img
+#          dst    the server serves the destination (a fresh $T/dst.img,
+#                 or qcow2), written from $T/wsrc.img (random bytes)
+
+# The globals set here (CELL...) are for the tests.
+# shellcheck disable=SC2034
+
+# matrix_data SIZE: the sources every cell copies: $T/src.img (data,
+# holes, allocated zeroes: make_test_file), $T/src.qcow2 (the same, qcow2)
+# and $T/wsrc.img (SIZE random bytes, for the destination cells).
+matrix_data() {
+    MATRIX_SIZE=$1
+    make_test_file "$T/src.img" "$MATRIX_SIZE"
+    if command -v qemu-img >/dev/null 2>&1; then
+        qemu-img convert -f raw -O qcow2 "$T/src.img" "$T/src.qcow2" ||
+            fail "qemu-img could not make $T/src.qcow2"
+    fi
+    make_random_file "$T/wsrc.img" "$MATRIX_SIZE"
+}
+
+# engine_opts ENGINE: the nbdcopy options of ENGINE, in ENGINE_OPTS.
+engine_opts() {
+    case $1 in
+    multi) ENGINE_OPTS=(-T 4) ;;
+    default) ENGINE_OPTS=() ;;
+    C1) ENGINE_OPTS=(-C 1) ;;
+    sync) ENGINE_OPTS=(--synchronous) ;;
+    *) fail "unknown engine $1" ;;
+    esac
+}
+
+# cell_fail WHAT: fail the current cell, naming it and its server.
+cell_fail() {
+    fail "cell $CELL ($CELL_KIND server at $(_server_address srv)): $*"
+}
+
+# cell_begin KIND TRANSPORT FAULT ENGINE SIDE: (re)start the server "srv"
+# of the cell with its file (a destination fresh: zeroes, or an empty
+# qcow2); sets CELL, CELL_KIND, CELL_SIDE, CELL_LABEL and ENGINE_OPTS.
+cell_begin() {
+    local kind=$1 transport=$2 fault=$3 engine=$4 side=$5 file
+    CELL="$kind/$transport/$fault/$engine/$side"
+    CELL_KIND=$kind CELL_SIDE=$side
+    CELL_N=$((${CELL_N:-0} + 1))
+    CELL_LABEL=cell$CELL_N
+    engine_opts "$engine"
+    msg "cell $CELL_N: $CELL"
+    if [[ -s $T/srv.pid ]]; then
+        kill_server srv >/dev/null 2>&1
+    fi
+    if [[ $side == src ]]; then
+        file=$T/src.img
+        [[ $kind == qemu-qcow2 ]] && file=$T/src.qcow2
+        start_server srv "$kind" "$transport" "$file" ro
+    else
+        rm -f "$T/dst.img" "$T/dst.qcow2"
+        if [[ $kind == qemu-qcow2 ]]; then
+            file=$T/dst.qcow2
+            qemu-img create -q -f qcow2 "$file" "$MATRIX_SIZE" || fail "qemu-img create $file"
+        else
+            file=$T/dst.img
+            truncate -s "$MATRIX_SIZE" "$file"
+        fi
+        start_server srv "$kind" "$transport" "$file" rw
+    fi
+    rm -f "$T/out.img"
+}
+
+# cell_operands URI: nbdcopy's operands for the cell, in OPERANDS: URI
+# (the server, or a proxy in front of it) as the source or destination.
+cell_operands() {
+    if [[ $CELL_SIDE == src ]]; then
+        OPERANDS=("$1" "$T/out.img")
+    else
+        OPERANDS=("$T/wsrc.img" "$1")
+    fi
+}
+
+# cell_copy_ok: the cell's copy (retry_copy / finish_bg_copy: RC) ended
+# well; if not, the server's own death is named first.
+cell_copy_ok() {
+    if [[ $RC -ne 0 ]]; then
+        assert_server_alive srv "cell $CELL"
+        cell_fail "nbdcopy failed (exit status $RC): $(copy_error "$CELL_LABEL")"
+    fi
+    grep -q "could not be re-established" "$T/$CELL_LABEL.err" &&
+        cell_fail "succeeded, but says a connection could not be re-established"
+    return 0
+}
+
+# cell_identical: the copy equals its source: the file nbdcopy wrote, the
+# file the destination server wrote (the server still running: --retry
+# flushed at the end), or the qcow2 it wrote (read by qemu-img once the
+# server is stopped cleanly).
+cell_identical() {
+    local want=$T/src.img got=$T/out.img
+    if [[ $CELL_SIDE == dst ]]; then
+        want=$T/wsrc.img got=$T/dst.img
+        if [[ $CELL_KIND == qemu-qcow2 ]]; then
+            stop_server srv
+            got=$T/dst-readback.img
+            rm -f "$got"
+            qemu-img convert -f qcow2 -O raw "$T/dst.qcow2" "$got" 2>"$T/convert.err" ||
+                cell_fail "qemu-img cannot read the qcow2 destination: $(cat "$T/convert.err")"
+        fi
+    fi
+    cmp -s "$want" "$got" ||
+        cell_fail "the copy differs from the source: $(cmp "$want" "$got" 2>&1 | head -n 1)"
+}
+
+# cell_counts: LOST ("connection lost" lines: every loss, a cut
+# reconnection attempt included), EPISODES (those of an attempt 1: each
+# starts a reconnection), OK ("reconnected" lines) and RECONN (--json's
+# reconnections) of the cell's copy.
+cell_counts() {
+    local label=$CELL_LABEL
+    LOST=$(retry_count "$label" "^nbdcopy: .*: connection lost \(.*; reconnecting( in [0-9]+ s)? \(attempt [0-9]+ of [0-9]+\)\$")
+    EPISODES=$(retry_count "$label" "^nbdcopy: .*: connection lost \(.*; reconnecting \(attempt 1 of [0-9]+\)\$")
+    OK=$(retry_count "$label" "^nbdcopy: .*: reconnected \(attempt [0-9]+ of [0-9]+\)\$")
+    RECONN=$(retry_json "$label" 'r["reconnections"]')
+    msg "cell $CELL: $LOST connection(s) lost, $EPISODES reconnection(s) started, $OK re-established, --json reconnections=$RECONN"
+    [[ $(retry_count "$label" "connection lost") -eq $LOST ]] ||
+        cell_fail "a 'connection lost' line of another form: $(grep -m1 'connection lost' "$T/$label.err")"
+    [[ $OK -eq $EPISODES && $RECONN -eq $OK ]] ||
+        cell_fail "$EPISODES reconnections started, $OK 'reconnected' lines, --json reconnections=$RECONN: they must be equal"
+}
+
+# proxy_cell KIND TRANSPORT FAULT ENGINE SIDE PROXY-OPTIONS...: the
+# connections of a copy through drop_proxy.py in front of the server, in
+# FAULT mode (close, reset, silence: --timeout=2) with PROXY-OPTIONS
+# (--drop-after, --drop-every, --drop-all, --drops...).  Every drop is a
+# lost connection, re-established; --json reconnections counts the
+# reconnections those started, and they are at least one.
+proxy_cell() {
+    local kind=$1 transport=$2 fault=$3 engine=$4 side=$5 extra=()
+    shift 5
+    cell_begin "$kind" "$transport" "$fault" "$engine" "$side"
+    start_proxy_for px srv --mode "$fault" "$@"
+    cell_operands "$PROXY_URI"
+    [[ $fault == silence ]] && extra=(--timeout=2)
+    retry_copy "$CELL_LABEL" -p --retry=3 "${extra[@]}" "${ENGINE_OPTS[@]}" "${OPERANDS[@]}"
+    cell_copy_ok
+    assert_server_alive srv "cell $CELL"
+    local drops
+    drops=$(proxy_drops "$PROXY_LOG")
+    ((drops >= 1)) || cell_fail "the proxy dropped no connection (the copy ended first): the cell tested nothing"
+    cell_counts
+    [[ $LOST -eq $drops ]] ||
+        cell_fail "the proxy dropped $drops connection(s), nbdcopy reports $LOST lost"
+    ((RECONN >= 1)) || cell_fail "no reconnection for $drops drop(s)"
+    if [[ $fault == silence ]]; then
+        [[ $(retry_count "$CELL_LABEL" "connection lost \($RETRY_REASON_SILENCE\)") -eq $LOST ]] ||
+            cell_fail "a silent connection was lost for another reason: $(grep -m1 'connection lost' "$T/$CELL_LABEL.err")"
+    fi
+    stop_server px
+    cell_identical
+}
+
+# server_connections NAME: the connections server NAME has open now (ss).
+server_connections() {
+    local addr
+    addr=$(_server_address "$1")
+    if [[ $addr == /* ]]; then
+        ss -Hx src "$addr" | grep -c ESTAB || true
+    else
+        ss -Htn state established "( sport = :$addr )" | grep -c . || true
+    fi
+}
+
+# engine_connections ENGINE: how many connections ENGINE opens to a
+# multi-conn server.
+engine_connections() {
+    case $1 in
+    multi) echo 4 ;;
+    default) local n; n=$(nproc); echo $((n < 4 ? n : 4)) ;;
+    *) echo 1 ;;
+    esac
+}
+
+# wait_server_connections NAME N LABEL: wait until server NAME has N
+# connections open (the background copy LABEL is under way, all its
+# connections made); fails if the copy ends first or it takes 30 s.
+wait_server_connections() {
+    local _ n=0
+    for _ in $(seq 600); do
+        n=$(server_connections "$1")
+        ((n >= $2)) && return 0
+        _alive "$BG_PID" || cell_fail "the copy ended before it had $2 connections open: $(copy_error "$3")"
+        sleep 0.05
+    done
+    cell_fail "the copy had $n connections open after 30 s, not $2"
+}
+
+# kill_cell KIND TRANSPORT DELAY ENGINE SIDE: a copy (--rate: about 2.5
+# s) whose server is killed with SIGKILL once the copy has all its
+# connections open, and started again DELAY seconds later on the same address (a writeback
+# destination loses the writes it had not flushed; a qcow2 one, the
+# metadata it had not).  Every connection the server had open is one
+# reconnection (after as many attempts as the server took to come back).
+kill_cell() {
+    local kind=$1 transport=$2 delay=$3 engine=$4 side=$5
+    cell_begin "$kind" "$transport" "kill-restart-${delay}s" "$engine" "$side"
+    cell_operands "$SERVER_URI"
+    # About 2.5 s: the source's data and allocated zeroes are 60 % of it.
+    local rate=$((MATRIX_SIZE * 2 / 5)) open
+    [[ $side == src ]] && rate=$((MATRIX_SIZE / 4))
+    start_bg_copy "$CELL_LABEL" -p --retry=5 --rate="$rate" --request-size=256K \
+        "${ENGINE_OPTS[@]}" "${OPERANDS[@]}"
+    wait_server_connections srv "$(engine_connections "$engine")" "$CELL_LABEL"
+    assert_server_alive srv "cell $CELL"
+    open=$(server_connections srv)
+    kill_server srv
+    sleep "$delay"
+    restart_server srv
+    finish_bg_copy "$CELL_LABEL"
+    cell_copy_ok
+    assert_server_alive srv "cell $CELL"
+    msg "cell $CELL: the server had $open connection(s) open when killed"
+    ((open >= 1)) || cell_fail "the server had no connection open when killed"
+    cell_counts
+    [[ $EPISODES -eq $open ]] ||
+        cell_fail "the killed server had $open connection(s) open, nbdcopy re-established $EPISODES"
+    cell_identical
+}

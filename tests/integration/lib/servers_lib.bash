@@ -1,0 +1,375 @@
+# Real NBD servers that a test kills and starts again, for the --retry and
+# --checkpoint matrix (retry-matrix-*.sh, checkpoint-matrix-*.sh,
+# retry-qemu-nbd-multi-conn.sh).  Source after lib.sh and proxy_lib.bash:
+#     source "$(dirname "$0")/lib/lib.sh"
+#     source "$TEST_LIB/proxy_lib.bash"
+#     source "$TEST_LIB/servers_lib.bash"
+#
+#     start_server src qemu-raw tcp "$T/src.img" ro
+#     ... nbdcopy ... "$(server_uri src)" ...
+#     kill_server src; sleep 1; restart_server src
+#     assert_server_alive src "cell qemu-raw/tcp/close"
+#
+# Kinds (what serves the file; all listen on 127.0.0.1 or a socket in $T):
+#   qemu-raw          qemu-nbd -t --shared=0 -f raw (multi-conn; -r when ro)
+#   qemu-qcow2        qemu-nbd -t --shared=0 -f qcow2 (multi-conn; a qcow2
+#                     destination keeps its metadata in memory until a
+#                     flush: a SIGKILL loses what was not flushed)
+#   nbdkit            nbdkit -t 1 file (-t 1: nbdkit 1.32.5 aborts now and
+#                     then with several threads when a connection drops:
+#                     raw_send_socket "Assertion `sock >= 0' failed")
+#   nbdkit-writeback  nbdkit -t 1 --filter=cache file cache=writeback: the
+#                     writes it acknowledged stay in its cache (a temporary
+#                     file it deletes) until a flush, so a SIGKILL loses
+#                     every write it had not flushed
+#   nbd-server        nbd-server 3.24 with a config file ($T/NAME.conf),
+#                     export "disk", flush=true (multi-conn).  It always
+#                     runs as a daemon (-d would serve one connection and
+#                     exit), one process per connection in its own process
+#                     group: it is killed as a group, and logs to syslog.
+# Transports:
+#   tcp       127.0.0.1, a free port (kept for restarts)
+#   unix      $T/NAME.sock (the same path after a restart)
+#   tls       tcp with TLS required, PSK ($PSK_FILE, user alice: call
+#             make_psk first)
+#   tls-unix  unix with TLS required, PSK
+# nbd-server has no PSK (its TLS takes x509 certificates only: certfile,
+#   keyfile, cacertfile), so nbd-server with tls or tls-unix is refused.
+#
+# Each server NAME has $T/NAME.log (its output; nbd-server's goes to
+# syslog once it is a daemon), $T/NAME.pid, and $T/NAME.server (what it
+# was started with: restart_server NAME starts the same server, the same
+# file, on the same address).  All are stopped at exit.  Call these
+# helpers directly, never inside $(...): nbdkit exits with its parent.
+
+# The globals set here (SERVER_URI...) are for the tests.
+# shellcheck disable=SC2034
+
+# _server_field NAME KEY: a field of $T/NAME.server (KEY=VALUE lines).
+_server_field() {
+    [[ -s $T/$1.server ]] || fail "no server called $1"
+    sed -n "s/^$2=//p" "$T/$1.server"
+}
+
+# _server_probe ADDRESS: an NBD server greets at ADDRESS (a TCP port on
+# 127.0.0.1 or a Unix socket path): its newstyle greeting is read, then
+# the client's flags and NBD_OPT_ABORT are sent (a polite goodbye: no
+# "negotiation failed" in the server's log), and the connection closed.
+# Exit status 0 when the server greeted.
+_server_probe() {
+    "$(_proxy_python)" - "$1" <<'PY' 2>/dev/null
+import socket, struct, sys
+a = sys.argv[1]
+s = socket.socket(socket.AF_UNIX if a.startswith("/") else socket.AF_INET)
+s.settimeout(2)
+def read(n):
+    got = b""
+    while len(got) < n:
+        b = s.recv(n - len(got))
+        if not b:
+            break
+        got += b
+    return got
+try:
+    s.connect(a if a.startswith("/") else ("127.0.0.1", int(a)))
+    greeting = read(18)
+    if greeting[:8] != b"NBDMAGIC":
+        sys.exit(1)
+    if greeting[8:16] == b"IHAVEOPT":
+        s.sendall(struct.pack(">I", 1) + b"IHAVEOPT" + struct.pack(">II", 2, 0))
+        try:
+            while s.recv(4096):
+                pass
+        except OSError:
+            pass
+    sys.exit(0)
+except OSError:
+    sys.exit(1)
+finally:
+    s.close()
+PY
+}
+
+# _server_address NAME: the port or the socket path of server NAME.
+_server_address() {
+    case $(_server_field "$1" transport) in
+    tcp | tls) _server_field "$1" port ;;
+    *) echo "$T/$1.sock" ;;
+    esac
+}
+
+# server_uri_at NAME ADDRESS: the URI of server NAME's export reached at
+# ADDRESS instead of its own (a proxy's port or socket path in front of
+# it): the same scheme, export name and TLS parameters.
+server_uri_at() {
+    local name=$1 addr=$2 transport export=""
+    transport=$(_server_field "$name" transport)
+    [[ $(_server_field "$name" kind) == nbd-server ]] && export=disk
+    case $transport in
+    tcp) echo "nbd://127.0.0.1:$addr/$export" ;;
+    unix) echo "nbd+unix:///$export?socket=$addr" ;;
+    tls) echo "nbds://alice@127.0.0.1:$addr/$export?tls-psk-file=$PSK_FILE" ;;
+    tls-unix) echo "nbds+unix://alice@/$export?socket=$addr&tls-psk-file=$PSK_FILE" ;;
+    esac
+}
+
+# server_uri NAME: the URI of server NAME itself.
+server_uri() { server_uri_at "$1" "$(_server_address "$1")"; }
+
+# server_pid NAME: the pid of server NAME (nbd-server: its daemon, the
+# leader of its process group).
+server_pid() {
+    [[ -s $T/$1.pid ]] || fail "server $1 has no pid file"
+    cat "$T/$1.pid"
+}
+
+# _server_launch NAME: start server NAME as $T/NAME.server says, at its
+# address.  Returns 0 once it greets there, 1 when its port was taken
+# (a TCP server whose port someone else took meanwhile); fails the test
+# for any other failure to start.
+_server_launch() {
+    local name=$1 kind transport file mode addr tls=() args=() pid i
+    kind=$(_server_field "$name" kind)
+    transport=$(_server_field "$name" transport)
+    file=$(_server_field "$name" file)
+    mode=$(_server_field "$name" mode)
+    addr=$(_server_address "$name")
+    local log=$T/$name.log pidf=$T/$name.pid lines=0
+    [[ -f $log ]] && lines=$(wc -l <"$log")
+    rm -f "$pidf"
+    [[ $transport == unix || $transport == tls-unix ]] && rm -f "$addr"
+    case $kind in
+    qemu-raw | qemu-qcow2)
+        local fmt=raw
+        [[ $kind == qemu-qcow2 ]] && fmt=qcow2
+        args=(-t --shared=0 -f "$fmt" --pid-file="$pidf")
+        [[ $mode == ro ]] && args+=(-r)
+        # Writes go to the host's page cache (--cache=writeback, the
+        # default): a SIGKILL loses none of a raw file's; a qcow2's
+        # metadata (its L2 and refcount caches) waits for a flush.
+        case $transport in
+        tcp | tls) args+=(-b 127.0.0.1 -p "$addr") ;;
+        *) args+=(-k "$addr") ;;
+        esac
+        [[ $transport == tls* ]] &&
+            args+=(--object "tls-creds-psk,id=tls0,endpoint=server,dir=$(dirname "$PSK_FILE")"
+                --tls-creds tls0)
+        qemu-nbd "${args[@]}" "$file" >>"$log" 2>&1 </dev/null &
+        pid=$!
+        disown "$pid" # no "Killed" notice from bash when kill_server kills it
+        ;;
+    nbdkit | nbdkit-writeback)
+        args=(-f --exit-with-parent -t 1 -P "$pidf")
+        [[ $mode == ro ]] && args+=(-r)
+        case $transport in
+        tcp | tls) args+=(-i 127.0.0.1 -p "$addr") ;;
+        *) args+=(-U "$addr") ;;
+        esac
+        [[ $transport == tls* ]] && args+=(--tls=require --tls-psk="$PSK_FILE")
+        if [[ $kind == nbdkit-writeback ]]; then
+            args+=(--filter=cache file "$file" cache=writeback)
+        else
+            args+=(file "$file")
+        fi
+        nbdkit "${args[@]}" >>"$log" 2>&1 &
+        pid=$!
+        disown "$pid"
+        ;;
+    nbd-server)
+        local conf=$T/$name.conf
+        {
+            echo "[generic]"
+            case $transport in
+            tcp) printf 'listenaddr = 127.0.0.1\nport = %s\n' "$addr" ;;
+            unix) printf 'unixsock = %s\n' "$addr" ;;
+            esac
+            echo "[disk]"
+            echo "exportname = $file"
+            echo "flush = true"
+            [[ $mode == ro ]] && echo "readonly = true"
+        } >"$conf"
+        # It daemonizes (its parent exits 0 at once) and writes its pid
+        # file before it listens.
+        nbd-server -C "$conf" -p "$pidf" >>"$log" 2>&1 </dev/null ||
+            { tail -n 5 "$log" >&2; fail "nbd-server $name did not start"; }
+        for i in $(seq 100); do
+            [[ -s $pidf ]] && break
+            sleep 0.05
+        done
+        [[ -s $pidf ]] || fail "nbd-server $name wrote no pid file"
+        pid=$(cat "$pidf")
+        ;;
+    *) fail "unknown server kind $kind" ;;
+    esac
+    for i in $(seq 300); do
+        if _alive "$pid" && _server_probe "$addr"; then
+            if [[ $kind == nbd-server ]]; then DAEMON_PIDS+=("$pid"); else PIDS+=("$pid"); fi
+            [[ -s $pidf ]] || echo "$pid" >"$pidf"
+            return 0
+        fi
+        _alive "$pid" || break
+        sleep 0.05
+    done
+    if _alive "$pid"; then
+        _server_kill_pid "$name" "$pid"
+        fail "$kind $name did not greet at $addr within 15 s"
+    fi
+    wait "$pid" 2>/dev/null || true
+    tail -n +$((lines + 1)) "$log" >"$T/$name.attempt"
+    grep -qiE "address already in use|Failed to bind" "$T/$name.attempt" && return 1
+    cat "$T/$name.attempt" >&2
+    fail "$kind $name did not start at $addr"
+}
+
+# _server_kill_pid NAME PID: SIGKILL server NAME's process PID (and, for
+# nbd-server, every process of its group: each serves a connection) and
+# wait until it is gone.
+_server_kill_pid() {
+    local name=$1 pid=$2 i
+    if [[ $(_server_field "$name" kind) == nbd-server ]]; then
+        kill -9 -- "-$pid" 2>/dev/null || true
+    else
+        kill -9 "$pid" 2>/dev/null || true
+    fi
+    for i in $(seq 100); do
+        _alive "$pid" || break
+        sleep 0.05
+    done
+    wait "$pid" 2>/dev/null || true
+    _forget_pid "$pid"
+}
+
+# start_server NAME KIND TRANSPORT FILE ro|rw: start a server (see the
+# top) of FILE, read-only (a source) or writable (a destination); sets
+# SERVER_URI (its URI), SERVER_ADDR (its port or socket path).
+start_server() {
+    local name=$1 kind=$2 transport=$3 file=$4 mode=$5 port _
+    case $kind in
+    qemu-*) require_cmd qemu-nbd ;;
+    nbdkit*) require_cmd nbdkit ;;
+    nbd-server) require_cmd nbd-server ;;
+    esac
+    if [[ $transport == tls* ]]; then
+        [[ $kind != nbd-server ]] ||
+            fail "nbd-server has no TLS with PSK (x509 only): no $kind/$transport server"
+        [[ -n ${PSK_FILE:-} ]] || fail "start_server $name: TLS needs make_psk first"
+    fi
+    : >"$T/$name.log"
+    for _ in $(seq 20); do
+        port=
+        [[ $transport == tcp || $transport == tls ]] &&
+            { port=$(_free_tcp_port) || fail "could not find a free TCP port"; }
+        printf 'kind=%s\ntransport=%s\nfile=%s\nmode=%s\nport=%s\n' \
+            "$kind" "$transport" "$file" "$mode" "$port" >"$T/$name.server"
+        if _server_launch "$name"; then
+            SERVER_ADDR=$(_server_address "$name")
+            SERVER_URI=$(server_uri "$name")
+            if [[ " ${_SERVERS_AT_EXIT:-} " != *" $name "* ]]; then
+                at_exit "_server_at_exit $name"
+                _SERVERS_AT_EXIT+=" $name"
+            fi
+            return 0
+        fi
+    done
+    fail "no free TCP port for $kind $name after 20 tries"
+}
+
+# At exit: nbd-server's connection processes go with their group (lib.sh
+# stops the daemon itself with SIGTERM).
+_server_at_exit() {
+    [[ $(_server_field "$1" kind) == nbd-server && -s $T/$1.pid ]] || return 0
+    kill -9 -- "-$(cat "$T/$1.pid")" 2>/dev/null || true
+}
+
+# kill_server NAME: SIGKILL server NAME (all of it) and wait until it is
+# gone: a crash, nothing flushed, its connections reset by the kernel.
+kill_server() {
+    local pid
+    pid=$(server_pid "$1")
+    msg "SIGKILL $(_server_field "$1" kind) $1 (pid $pid)"
+    _server_kill_pid "$1" "$pid"
+    rm -f "$T/$1.pid"
+}
+
+# restart_server NAME: start server NAME again (killed first if it still
+# runs), the same kind, file and arguments, on the same address; retries
+# for 5 s while a TCP port is still taken.  Sets SERVER_URI.
+restart_server() {
+    local name=$1 i
+    [[ -s $T/$name.pid ]] && kill_server "$name"
+    for i in $(seq 50); do
+        if _server_launch "$name"; then
+            SERVER_URI=$(server_uri "$name")
+            msg "restarted $(_server_field "$name" kind) $name at $(_server_address "$name")"
+            return 0
+        fi
+        sleep 0.1
+    done
+    fail "$(_server_field "$name" kind) $name could not listen again at $(_server_address "$name")"
+}
+
+# server_alive NAME: exit status 0 while server NAME runs.
+server_alive() {
+    [[ -s $T/$1.pid ]] && _alive "$(cat "$T/$1.pid")"
+}
+
+# assert_server_alive NAME CONTEXT: server NAME still runs; if it died
+# (and no kill_server stopped it), the test fails saying so: the server's
+# own crash, not nbdcopy's fault (with its last words, such as nbdkit's
+# assertion failures).
+assert_server_alive() {
+    server_alive "$1" && return 0
+    local kind last
+    kind=$(_server_field "$1" kind)
+    last=$(grep -m1 -iE 'assert|abort|segmentation|core dumped' "$T/$1.log" 2>/dev/null) ||
+        last=$(tail -n 1 "$T/$1.log" 2>/dev/null) || true
+    fail "$2: the $kind server '$1' died (its own crash, see $T/$1.log${last:+: $last}), not nbdcopy"
+}
+
+# start_drop_proxy_unix NAME TARGET-PATH [PROXY OPTIONS...]: drop_proxy.py
+# listening on $T/NAME.sock, forwarding to the Unix socket TARGET-PATH
+# (the options of start_drop_proxy, but --mode reset: no RST on a Unix
+# socket).  Sets PROXY_SOCK and PROXY_LOG.
+start_drop_proxy_unix() {
+    local name=$1 target=$2; shift 2
+    local portf=$T/$name.port pidf=$T/$name.pid sock=$T/$name.sock pid _
+    rm -f "$portf" "$portf.tmp" "$pidf" "$sock"
+    "$(_proxy_python)" "$TEST_LIB/drop_proxy.py" --listen-unix "$sock" \
+        --listen-port-file "$portf" --target "unix:$target" --exit-with-parent "$@" \
+        >"$T/$name.log" 2>&1 &
+    pid=$!
+    PIDS+=("$pid")
+    for _ in $(seq 300); do
+        if [[ -s $portf ]]; then
+            echo "$pid" >"$pidf"
+            PROXY_SOCK=$sock
+            PROXY_LOG=$T/$name.log
+            return 0
+        fi
+        if ! _alive "$pid"; then
+            cat "$T/$name.log" >&2 || true
+            fail "drop proxy $name exited before listening"
+        fi
+        sleep 0.05
+    done
+    fail "drop proxy $name did not start listening within 15 s"
+}
+
+# start_proxy_for NAME SERVER [PROXY OPTIONS...]: a drop proxy NAME in
+# front of server SERVER, on the same kind of transport (TCP for tcp and
+# tls, a Unix socket for unix and tls-unix).  Sets PROXY_URI (SERVER's
+# export through the proxy) and PROXY_LOG.
+start_proxy_for() {
+    local name=$1 server=$2; shift 2
+    stop_server "$name"
+    case $(_server_field "$server" transport) in
+    tcp | tls)
+        start_drop_proxy "$name" "$(_server_address "$server")" "$@"
+        PROXY_URI=$(server_uri_at "$server" "$PROXY_PORT")
+        ;;
+    *)
+        start_drop_proxy_unix "$name" "$(_server_address "$server")" "$@"
+        PROXY_URI=$(server_uri_at "$server" "$PROXY_SOCK")
+        ;;
+    esac
+}
