@@ -68,7 +68,7 @@ cell_begin() {
     CELL_N=$((${CELL_N:-0} + 1))
     CELL_LABEL=cell$CELL_N
     engine_opts "$engine"
-    msg "cell $CELL_N: $CELL"
+    msg "cell $CELL_N: $CELL (at ${SECONDS}s)"
     if [[ -s $T/srv.pid ]]; then
         kill_server srv >/dev/null 2>&1
     fi
@@ -215,9 +215,9 @@ wait_server_connections() {
     cell_fail "the copy had $n connections open after 30 s, not $2"
 }
 
-# kill_cell KIND TRANSPORT DELAY ENGINE SIDE: a copy (--rate: about 2.5
-# s) whose server is killed with SIGKILL once the copy has all its
-# connections open, and started again DELAY seconds later on the same address (a writeback
+# kill_cell KIND TRANSPORT DELAY ENGINE SIDE: a copy (--rate: about 1.5
+# s) whose server is killed with SIGKILL once the copy is 5 % done and has
+# all its connections open, and started again DELAY seconds later on the same address (a writeback
 # destination loses the writes it had not flushed; a qcow2 one, the
 # metadata it had not).  Every connection the server had open is one
 # reconnection (after as many attempts as the server took to come back).
@@ -225,15 +225,28 @@ kill_cell() {
     local kind=$1 transport=$2 delay=$3 engine=$4 side=$5
     cell_begin "$kind" "$transport" "kill-restart-${delay}s" "$engine" "$side"
     cell_operands "$SERVER_URI"
-    # About 2.5 s: the source's data and allocated zeroes are 60 % of it.
-    local rate=$((MATRIX_SIZE * 2 / 5)) open
-    [[ $side == src ]] && rate=$((MATRIX_SIZE / 4))
-    start_bg_copy "$CELL_LABEL" -p --retry=5 --rate="$rate" --request-size=256K \
+    # About 1.5 s: the source's data and allocated zeroes are 60 % of it.
+    local rate=$((MATRIX_SIZE * 2 / 3)) open
+    [[ $side == src ]] && rate=$((MATRIX_SIZE * 2 / 5))
+    # (-v shows the losses and reconnections as -p does; --progress=3 tells
+    # when the copy is under way: its first connection's handshake is
+    # done, and a run's first handshake cut fails the copy at once.)
+    start_bg_copy "$CELL_LABEL" -v --progress=3 --retry=5 --rate="$rate" --request-size=256K \
         "${ENGINE_OPTS[@]}" "${OPERANDS[@]}"
+    wait_progress "$CELL_LABEL" 5
     wait_server_connections srv "$(engine_connections "$engine")" "$CELL_LABEL"
     assert_server_alive srv "cell $CELL"
     open=$(server_connections srv)
     kill_server srv
+    if [[ $kind == nbdkit-writeback ]]; then
+        # No flush yet (--retry flushes every 5 s): all that the copy had
+        # written was in the cache the kill lost; nothing is in the file.
+        local done
+        done=$(tail -n 1 "$T/$CELL_LABEL.progress")
+        cmp -s -n "$MATRIX_SIZE" "$T/dst.img" /dev/zero ||
+            cell_fail "the killed writeback server had written to its file: the cell would not test lost writes"
+        msg "cell $CELL: the killed server lost all the copy had written ($done done; its file is all zeroes)"
+    fi
     sleep "$delay"
     restart_server srv
     finish_bg_copy "$CELL_LABEL"
