@@ -30,6 +30,7 @@
 # the server died, not nbdcopy.  No reset over a Unix socket (no RST).
 # The server gone for good is in checkpoint-matrix-gone.sh; the rest of
 # the matrix is left to the soak (scripts/soak*.sh).
+# labels: tls
 source "$(dirname "$0")/lib/lib.sh"
 source "$TEST_LIB/proxy_lib.bash"
 source "$TEST_LIB/retry_lib.bash"

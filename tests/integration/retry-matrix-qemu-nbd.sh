@@ -27,6 +27,7 @@
 # no Unix-socket cell: a Unix socket has no RST.  The server gone for good
 # is in checkpoint-matrix-gone.sh; the other cells of the matrix (longer
 # outages, every combination) are left to the soak (scripts/soak*.sh).
+# labels: tls
 source "$(dirname "$0")/lib/lib.sh"
 source "$TEST_LIB/proxy_lib.bash"
 source "$TEST_LIB/retry_lib.bash"
