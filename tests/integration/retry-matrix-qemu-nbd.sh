@@ -11,6 +11,10 @@
 #   qemu-raw/tls/close/multi/dst        every open connection closed once
 #   qemu-qcow2/tls-unix/close/sync/src  one connection closed
 #   qemu-qcow2/tcp/reset/multi/dst      two connections reset, one by one
+#   qemu-raw/tls/handshake-cut/multi/src   the TLS handshake of a connection
+#                                       after the first (opened when its
+#                                       worker first meets data) cut after
+#                                       200 bytes: under --retry as well
 #   qemu-raw/unix/kill-restart-0.1s/multi/src   qemu-nbd SIGKILLed, back
 #                                       0.1 s later on the same socket
 #   qemu-qcow2/tcp/kill-restart-0.3s/multi/dst  the same on TCP: a qcow2
@@ -44,6 +48,7 @@ proxy_cell qemu-raw unix silence C1 src --drop-after 3M
 proxy_cell qemu-raw tls close multi dst --drop-every 6M --drop-all --drops 1
 proxy_cell qemu-qcow2 tls-unix close sync src --drop-after 3M
 proxy_cell qemu-qcow2 tcp reset multi dst --drop-after 3M --drops 2
+proxy_cell qemu-raw tls close:handshake-cut multi src --first-conn 2 --drop-after 200 --drops 1
 kill_cell qemu-raw unix 0.1 multi src
 kill_cell qemu-qcow2 tcp 0.3 multi dst
 kill_cell qemu-raw tls 0.5 C1 dst
