@@ -159,9 +159,9 @@ cell_counts() {
 # data (64 KiB or more through them: past their handshake).
 busy_drops() {
     local n=0 b
-    for b in $(grep '^drop ' "$1" | grep -o ' bytes=[0-9]*' | cut -d= -f2); do
+    while read -r b; do
         ((b >= 65536)) && n=$((n + 1))
-    done
+    done < <(grep '^drop ' "$1" | grep -o ' bytes=[0-9]*' | cut -d= -f2)
     echo "$n"
 }
 
@@ -274,11 +274,11 @@ kill_cell() {
     if [[ $kind == nbdkit-writeback ]]; then
         # No flush yet (--retry flushes every 5 s): all that the copy had
         # written was in the cache the kill lost; nothing is in the file.
-        local done
-        done=$(tail -n 1 "$T/$CELL_LABEL.progress")
+        local progress
+        progress=$(tail -n 1 "$T/$CELL_LABEL.progress")
         cmp -s -n "$MATRIX_SIZE" "$T/dst.img" /dev/zero ||
             cell_fail "the killed writeback server had written to its file: the cell would not test lost writes"
-        msg "cell $CELL: the killed server lost all the copy had written ($done done; its file is all zeroes)"
+        msg "cell $CELL: the killed server lost all the copy had written ($progress done; its file is all zeroes)"
     fi
     sleep "$delay"
     restart_server srv
