@@ -23,8 +23,12 @@
 # reconnections started and the "reconnected" lines; for a kill, the
 # connections nbd-server had open (ss).
 # Cells that cannot exist: nbd-server has no TLS with PSK (its TLS takes
-# x509 certificates only: certfile, keyfile, cacertfile), so no tls or
-# tls-unix cell; no reset over a Unix socket (no RST).  nbd-server writes
+# x509 certificates only: certfile, keyfile, cacertfile), and its x509 TLS
+# does not work either: the TLS handshake succeeds, then 3.24 hangs up at
+# the first option after STARTTLS (libnbd: "server disconnected
+# unexpectedly" in NEWSTYLE.OPT_STRUCTURED_REPLY.RECV_REPLY; qemu-img: "Failed
+# to read option reply"), so no TLS cell; no reset over a Unix socket (no
+# RST).  nbd-server writes
 # with pwrite (no cache of its own): a SIGKILL loses no acknowledged
 # write.  The server gone for good is in checkpoint-matrix-gone.sh; the
 # rest of the matrix is left to the soak (scripts/soak*.sh).

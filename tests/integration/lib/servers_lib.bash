@@ -34,7 +34,9 @@
 #             make_psk first)
 #   tls-unix  unix with TLS required, PSK
 # nbd-server has no PSK (its TLS takes x509 certificates only: certfile,
-#   keyfile, cacertfile), so nbd-server with tls or tls-unix is refused.
+#   keyfile, cacertfile; and 3.24 hangs up at the first option after
+#   STARTTLS, for libnbd and qemu-img alike), so nbd-server with tls or
+#   tls-unix is refused.
 #
 # Each server NAME has $T/NAME.log (its output; nbd-server's goes to
 # syslog once it is a daemon), $T/NAME.pid, and $T/NAME.server (what it
