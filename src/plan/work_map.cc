@@ -124,23 +124,29 @@ uint64_t WorkMap::HandOut(const Extent& planned) {
     clean_bytes_ += planned.length;
     return 0;
   }
-  uint64_t zero_bytes = 0;
-  auto hand_out = [&](uint64_t offset, uint64_t end, std::optional<PieceKind> kind) {
-    if (!kind) {
-      clean_bytes_ += end - offset;
-      return;
-    }
-    if (*kind == PieceKind::kZero) zero_bytes += end - offset;
-    mapped_.push_back(Piece{offset, end - offset, *kind});
+  // The parts of the planned range and their kinds (nullopt: skipped).
+  struct Part {
+    uint64_t offset, end;
+    std::optional<PieceKind> kind;
   };
+  std::vector<Part> parts;
   const PieceKind copied = planned.zero ? PieceKind::kZero : PieceKind::kData;
   Carve(planned.offset, planned.offset + planned.length, unlisted_,
         [&](uint64_t offset, uint64_t end, bool unlisted) {
-          if (unlisted) return hand_out(offset, end, CoveredKind(planned, true));
+          if (unlisted) return parts.push_back({offset, end, CoveredKind(planned, true)});
           Carve(offset, end, done_, [&](uint64_t from, uint64_t to, bool done) {
-            hand_out(from, to, done ? CoveredKind(planned, false) : copied);
+            parts.push_back({from, to, done ? CoveredKind(planned, false) : copied});
           });
         });
+  uint64_t zero_bytes = 0;
+  for (const Part& part : parts) {
+    if (!part.kind) {
+      clean_bytes_ += part.end - part.offset;
+      continue;
+    }
+    if (*part.kind == PieceKind::kZero) zero_bytes += part.end - part.offset;
+    mapped_.push_back(Piece{part.offset, part.end - part.offset, *part.kind});
+  }
   return zero_bytes;
 }
 
