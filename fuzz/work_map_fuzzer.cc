@@ -5,11 +5,11 @@
 // overlap; a zero piece lies wholly inside zero segments; without
 // skip_costly_maps nothing is copied unasked; with it, no stretch between
 // two answers (or after the last) is longer than the documented bound, and
-// the unasked bytes reported never exceed the image. With a done set (a
-// resumed checkpoint's, a --ranges list's gaps), skipped: no piece
-// overlaps its whole blocks and only they are jumped over; described
-// (hashing): exactly they are handed out marked clean; as zero (--verify of
-// a list): the same, as zero pieces.
+// the unasked bytes reported never exceed the image. With a coverage
+// (plan/coverage.h): done ranges skipped: no piece overlaps their whole
+// blocks and only they are jumped over; done ranges hashed: exactly they
+// are handed out hash-only (as zeroes only over zero segments); unlisted
+// ranges hashed as zeroes (--verify of a list): exactly they, kHashAsZero.
 #include <fuzzer/FuzzedDataProvider.h>
 
 #include <algorithm>
@@ -29,6 +29,8 @@ namespace {
 using nbdcopy::Endpoint;
 using nbdcopy::EndpointInfo;
 using nbdcopy::Extent;
+using nbdcopy::Piece;
+using nbdcopy::PieceKind;
 using nbdcopy::PlanRules;
 using nbdcopy::Result;
 using nbdcopy::Status;
@@ -132,43 +134,48 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   PatternSource source(rules.image_size, segments, fail_every, short_every);
 
-  // 0: no done set; 1: skipped; 2: described (hashing); 3: as zero.
+  // The coverage: 0: none; 1: done, skipped; 2: done, hashed; 3: unlisted,
+  // hashed as zeroes.
   const int mode = input.ConsumeIntegralInRange(0, 3);
-  nbdcopy::RangeSet done;
+  nbdcopy::RangeSet covered;
   for (int i = input.ConsumeIntegralInRange(0, 6); mode != 0 && i > 0; --i) {
     uint64_t offset = input.ConsumeIntegralInRange<uint64_t>(0, rules.image_size - 1);
-    done.Add(offset, input.ConsumeIntegralInRange<uint64_t>(0, rules.image_size - offset));
+    covered.Add(offset, input.ConsumeIntegralInRange<uint64_t>(0, rules.image_size - offset));
   }
+  nbdcopy::Coverage coverage;
+  (mode == 3 ? coverage.unlisted : coverage.done) = covered;
+  coverage.hash_done = mode == 2;
+  coverage.unlisted_as_zero = mode == 3;
   rules.skip_clean = mode != 0;
-  rules.describe_clean = mode == 2;
-  rules.clean_as_zero = mode == 3;
-  const nbdcopy::RangeSet inward = done.AlignedInward(rules.alignment, rules.image_size);
+  const nbdcopy::RangeSet inward = covered.AlignedInward(rules.alignment, rules.image_size);
 
-  nbdcopy::WorkMap map(rules, skip_costly_maps, mode != 0 ? &done : nullptr);
-  std::deque<Extent> pieces;
+  nbdcopy::WorkMap map(rules, skip_costly_maps, mode != 0 ? &coverage : nullptr);
+  std::deque<Piece> pieces;
   uint64_t position = 0;
   while (map.TakeBatch(source, use_extents, batch, &pieces)) {
-    for (const Extent& piece : pieces) {
-      FUZZ_CHECK(piece.offset == position ||
-                     (mode == 1 && piece.offset > position &&
-                      inward.Contains(position, piece.offset - position)),
+    for (const Piece& piece : pieces) {
+      FUZZ_CHECK(piece.offset == position || (mode == 1 && piece.offset > position &&
+                                              inward.Contains(position, piece.offset - position)),
                  "piece at %" PRIu64 ", expected %" PRIu64 " (gap or overlap)", piece.offset,
                  position);
       FUZZ_CHECK(piece.length > 0, "empty piece at %" PRIu64, piece.offset);
-      const uint64_t done_bytes = inward.BytesIn(piece.offset, piece.length);
-      FUZZ_CHECK(done_bytes == 0 || (mode >= 2 && piece.clean && done_bytes == piece.length),
-                 "piece [%" PRIu64 ", +%" PRIu64 ") has %" PRIu64 " done bytes (mode %d)",
-                 piece.offset, piece.length, done_bytes, mode);
-      FUZZ_CHECK(!piece.clean || done_bytes == piece.length, "clean piece [%" PRIu64
-                 ", +%" PRIu64 ") outside the done blocks", piece.offset, piece.length);
-      FUZZ_CHECK(mode != 3 || !piece.clean || piece.zero, "clean piece not zero at %" PRIu64,
-                 piece.offset);
-      position = piece.offset;
-      if (piece.zero && !(mode == 3 && piece.clean)) {
+      const bool hashed_only =
+          piece.kind == PieceKind::kHashOnly || piece.kind == PieceKind::kHashAsZero;
+      const uint64_t covered_bytes = inward.BytesIn(piece.offset, piece.length);
+      FUZZ_CHECK(covered_bytes == 0 || (mode >= 2 && hashed_only && covered_bytes == piece.length),
+                 "piece [%" PRIu64 ", +%" PRIu64 ") has %" PRIu64 " covered bytes (mode %d)",
+                 piece.offset, piece.length, covered_bytes, mode);
+      FUZZ_CHECK(!hashed_only || covered_bytes == piece.length,
+                 "hash-only piece [%" PRIu64 ", +%" PRIu64 ") outside the covered blocks",
+                 piece.offset, piece.length);
+      FUZZ_CHECK(mode != 3 || !hashed_only || piece.kind == PieceKind::kHashAsZero,
+                 "unlisted piece not hashed as zero at %" PRIu64, piece.offset);
+      FUZZ_CHECK(piece.kind != PieceKind::kCopyAgain, "copy-again piece at %" PRIu64, piece.offset);
+      if (piece.kind == PieceKind::kZero || (mode == 2 && piece.kind == PieceKind::kHashAsZero)) {
         FUZZ_CHECK(source.AllZero(piece.offset, piece.length),
                    "zero piece [%" PRIu64 ", +%" PRIu64 ") over data", piece.offset, piece.length);
       }
-      position += piece.length;
+      position = piece.offset + piece.length;
     }
     pieces.clear();
   }

@@ -33,10 +33,6 @@ struct Extent {
   uint64_t length = 0;
   bool zero = false;
   bool clean = false;
-  // Pieces only (never from an endpoint): a range copied before whose
-  // writes a restarted destination may have lost (--retry), copied again
-  // without being hashed or counted a second time.
-  bool redo = false;
   bool operator==(const Extent&) const = default;
 };
 

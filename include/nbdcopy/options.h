@@ -50,6 +50,9 @@ struct Options {
   // lists; --ranges-type=N picks the rows of one type of an nbdinfo --map.
   std::optional<std::string> ranges;
   std::optional<int64_t> ranges_type;
+  // An incremental copy (--dirty-bitmap or --ranges): the destination holds
+  // an earlier copy, and only what changed is written.
+  bool incremental() const { return dirty_bitmap.has_value() || ranges.has_value(); }
   // Seconds an NBD server may stay silent while requests wait for it (the
   // handshake included) before the copy fails; 0 waits forever.
   unsigned timeout = 300;

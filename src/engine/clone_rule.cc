@@ -2,12 +2,14 @@
 
 namespace nbdcopy {
 
-std::optional<CloneRule::Run> CloneRule::Next(const std::deque<Extent>& pieces) const {
-  if (!enabled_ || pieces.empty() || pieces.front().zero) return std::nullopt;
+std::optional<CloneRule::Run> CloneRule::Next(const std::deque<Piece>& pieces) const {
+  if (!enabled_ || pieces.empty()) return std::nullopt;
+  const PieceKind kind = pieces.front().kind;
+  if (kind != PieceKind::kData && kind != PieceKind::kCopyAgain) return std::nullopt;
   if (pieces.front().offset < refused_until_) return std::nullopt;
   Run run{pieces.front().offset, 0, 0};
-  for (const Extent& piece : pieces) {
-    if (piece.zero || piece.offset != run.offset + run.length ||
+  for (const Piece& piece : pieces) {
+    if (piece.kind != kind || piece.offset != run.offset + run.length ||
         run.length + piece.length > kMaxRun) {
       break;
     }

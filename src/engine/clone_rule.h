@@ -15,6 +15,7 @@
 #include <optional>
 
 #include "nbdcopy/endpoint.h"
+#include "plan/piece.h"
 
 namespace nbdcopy {
 
@@ -31,9 +32,10 @@ class CloneRule {
 
   explicit CloneRule(bool enabled) : enabled_(enabled) {}
 
-  // The run to try at the front of pieces, or nullopt: not cloning, the
-  // front is a zero piece, or it lies in a range refused before.
-  [[nodiscard]] std::optional<Run> Next(const std::deque<Extent>& pieces) const;
+  // The run to try at the front of pieces (contiguous pieces of the
+  // front's kind), or nullopt: not cloning, the front is no data piece
+  // (kData, kCopyAgain), or it lies in a range refused before.
+  [[nodiscard]] std::optional<Run> Next(const std::deque<Piece>& pieces) const;
   // What the destination answered for run; true if it was cloned.
   bool Record(const Run& run, CloneResult result);
 

@@ -29,50 +29,29 @@ void RunWorkers(SharedCopy& shared, Endpoint& source, Endpoint& destination, boo
       });
     }
   };
-  Worker(shared, source, destination,
-         first_round ? std::function<void()>(start_helpers) : nullptr)
+  Worker(shared, source, destination, first_round ? std::function<void()>(start_helpers) : nullptr)
       .Run();
 }  // joins the helpers
 
-// After a round, with a checkpointer: the last checkpoint (the final
-// flush); true when a destination loss left ranges to copy again, now in
-// the map.
-bool FinishRound(SharedCopy& shared, Endpoint& destination) {
-  Checkpointer& checkpointer = *shared.checkpointer;
-  const bool stopped = shared.failed() || CancelRequested();
-  uint64_t seen = destination.reconnections();
-  // After a failure or a signal: keep what is durable; the flush may fail
-  // with the destination that failed, which then says nothing new.
-  Status status = checkpointer.Checkpoint(destination);
-  if (stopped) return false;
-  if (!status.ok()) {
-    shared.Fail(std::move(status));
-    return false;
-  }
-  shared.map.Redo(checkpointer.ToCopyAgain(destination, &seen));
-  return shared.map.has_redo();
-}
-
 }  // namespace
 
-Status ParallelCopy(const CopyPlan& plan, Endpoint& source, Endpoint& destination,
-                    ProgressSink& progress, Blkhash* blkhash, CopyStats* stats,
-                    Checkpointer* checkpointer) {
-  if (blkhash != nullptr && plan.alignment % blkhash->block_size() != 0) {
-    return Status::Error(fmt::format("internal error: alignment {} splits blkhash blocks of {}",
-                                     plan.alignment, blkhash->block_size()));
-  }
-  SharedCopy shared(plan, *source.info().size, blkhash, progress, checkpointer);
-  bool first_round = true;
+Status ParallelCopy(const CopyPlan& plan, Endpoint& source, Endpoint& destination, CopyBooks& books,
+                    CopyStats* stats) {
+  SharedCopy shared(plan, *source.info().size, books);
+  bool first_round = true, again = false;
   do {
     RunWorkers(shared, source, destination, first_round);
     first_round = false;
-  } while (checkpointer != nullptr && FinishRound(shared, destination));
+    const bool stopped = shared.failed() || CancelRequested();
+    // The last checkpoint (the flush); after a failure or a signal it keeps
+    // what is durable, and its own failure then says nothing new.
+    Status status = books.EndRound(destination, &shared.map, stopped, &again);
+    if (!stopped && !status.ok()) shared.Fail(std::move(status));
+  } while (again && !shared.failed() && !CancelRequested());
   if (stats != nullptr) *stats = shared.stats();
   if (shared.failed()) return shared.first_error();
   if (CancelRequested()) return CancelledStatus();
-  // A checkpointer's last checkpoint was the flush.
-  return plan.flush && checkpointer == nullptr ? destination.Flush() : Status::Ok();
+  return Status::Ok();
 }
 
 }  // namespace nbdcopy

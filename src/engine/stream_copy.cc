@@ -9,21 +9,28 @@
 
 namespace nbdcopy {
 
-Status CopyStream(Endpoint& source, Endpoint& destination, SyncWriter& writer,
-                  std::span<std::byte> buffer) {
+Status CopyStream(Endpoint& source, Endpoint& destination, SyncWriter& writer, Bookkeeper& books,
+                  std::span<std::byte> buffer, uint64_t* length) {
+  const uint64_t reconnections = destination.reconnections();
   for (uint64_t offset = 0;;) {
+    *length = offset;
     if (CancelRequested()) return CancelledStatus();
     Result<size_t> got = source.Read(offset, buffer);
     ++writer.stats().requests;  // the read that finds the end counts too
     if (!got.ok()) return got.status();
     if (*got == 0) return Status::Ok();
-    writer.PaceRead(*got);
+    books.AwaitRead(*got);
     writer.stats().bytes_read += *got;
+    const Piece chunk{offset, *got, PieceKind::kData};
+    const uint64_t started = books.Started();
+    books.Read(chunk, offset, buffer.first(*got));
     // Earlier chunks are whole requests, so whole blocks: only the last pads.
     Result<size_t> stored = PadToDestinationBlock(destination, offset, *got, buffer);
     if (!stored.ok()) return stored.status();
-    Status status = writer.WriteData(offset, buffer.first(*got), buffer.first(*stored));
+    Status status = writer.WriteRuns(offset, buffer.first(*stored));
     if (!status.ok()) return status;
+    if (destination.reconnections() != reconnections) return CannotCopyAgain(destination);
+    books.Done(PieceKind::kData, offset, *got, started, *got);
     offset += *got;
   }
 }

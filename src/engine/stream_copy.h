@@ -7,16 +7,20 @@
 #include <cstdint>
 #include <span>
 
+#include "engine/copy_books.h"
 #include "engine/sync_writer.h"
 #include "nbdcopy/endpoint.h"
 
 namespace nbdcopy {
 
-// Copies the stream into the destination with buffer-sized reads.
-// Stops between reads once CancelRequested(). REQUIRES buffer.size() is
-// a multiple of the destination's minimum block size.
+// Copies the stream into the destination with buffer-sized reads, each
+// chunk told to the books as read and done; *length receives the bytes
+// copied. Stops between reads once CancelRequested(). A stream cannot be
+// read again: a destination whose connection was re-established (--retry)
+// may have lost writes, and fails the copy. REQUIRES buffer.size() is a
+// multiple of the destination's minimum block size.
 [[nodiscard]] Status CopyStream(Endpoint& source, Endpoint& destination, SyncWriter& writer,
-                                std::span<std::byte> buffer);
+                                Bookkeeper& books, std::span<std::byte> buffer, uint64_t* length);
 
 // The stream's last chunk, buffer[0, length) at offset, may end inside a
 // block of a destination that takes only whole blocks: reads the rest of

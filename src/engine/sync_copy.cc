@@ -14,80 +14,65 @@ namespace nbdcopy {
 
 namespace {
 
-// A piece of data: read in buffer-sized requests and written as read
-// (a skipped range only hashed; a range copied again not hashed).
-Status CopyData(Endpoint& source, SyncWriter& writer, const Extent& piece,
-                std::span<std::byte> buffer) {
-  uint64_t offset = piece.offset;
-  uint64_t length = piece.length;
-  while (length > 0) {
-    std::span<std::byte> chunk = buffer.first(std::min<uint64_t>(length, buffer.size()));
-    writer.PaceRead(chunk.size());
+// A piece that reads (kData, kHashOnly, kCopyAgain), in buffer-sized
+// requests: each told to the books as read, and written unless hash-only.
+Status CopyReadingPiece(Endpoint& source, SyncWriter& writer, Bookkeeper& books, const Piece& piece,
+                        std::span<std::byte> buffer) {
+  for (uint64_t offset = piece.offset; offset < piece.end();) {
+    std::span<std::byte> chunk =
+        buffer.first(std::min<uint64_t>(piece.end() - offset, buffer.size()));
+    books.AwaitRead(chunk.size());
     if (CancelRequested()) return CancelledStatus();
     Result<size_t> got = source.Read(offset, chunk);
     ++writer.stats().requests;
     if (!got.ok()) return got.status();
     writer.stats().bytes_read += chunk.size();
-    Status status = piece.clean  ? (writer.HashOnly(chunk), Status::Ok())
-                    : piece.redo ? writer.Rewrite(offset, chunk)
-                                 : writer.WriteData(offset, chunk, chunk);
-    if (!status.ok()) return status;
+    books.Read(piece, offset, chunk);
+    if (piece.kind != PieceKind::kHashOnly) {
+      if (Status status = writer.WriteRuns(offset, chunk); !status.ok()) return status;
+    }
     offset += chunk.size();
-    length -= chunk.size();
   }
   return Status::Ok();
 }
 
-// The front of pieces, cloned, zeroed or copied; pops what it did and
-// reports it done to the checkpointer (if any).
-Status CopyFront(Endpoint& source, Endpoint& destination, SyncWriter& writer, CloneRule& clone,
-                 std::deque<Extent>& pieces, std::span<std::byte> buffer,
-                 Checkpointer* checkpointer) {
-  const uint64_t epoch = checkpointer != nullptr ? checkpointer->epoch() : 0;
+// The front of pieces: cloned, zeroed, hashed or copied, and told to the
+// books; pops what it did.
+Status CopyFront(Endpoint& source, Endpoint& destination, SyncWriter& writer, Bookkeeper& books,
+                 CloneRule& clone, std::deque<Piece>& pieces, std::span<std::byte> buffer) {
+  const uint64_t started = books.Started();
   if (std::optional<CloneRule::Run> run = clone.Next(pieces)) {
     if (clone.Record(*run, destination.CloneRangeFrom(source, run->offset, run->length))) {
       writer.stats().AddCloned(run->length);
-      writer.Done(run->length);
+      books.Done(pieces.front().kind, run->offset, run->length, started, 0);
       pieces.erase(pieces.begin(), pieces.begin() + static_cast<ptrdiff_t>(run->pieces));
-      if (checkpointer != nullptr) checkpointer->Completed(run->offset, run->length, epoch, 0);
       return Status::Ok();
     }
   }
-  const Extent piece = pieces.front();
+  const Piece piece = pieces.front();
   pieces.pop_front();
-  if (piece.clean && piece.zero) {
-    writer.HashZeroesOnly(piece.length);
-    return Status::Ok();
+  if (!piece.reads()) {
+    books.Zeroes(piece);
+    if (piece.kind == PieceKind::kHashAsZero) return Status::Ok();
+    Status status = writer.ZeroPiece(piece.offset, piece.length);
+    if (status.ok()) books.Done(piece.kind, piece.offset, piece.length, started, 0);
+    return status;
   }
-  Status status = piece.zero ? writer.ZeroPiece(piece.offset, piece.length)
-                             : CopyData(source, writer, piece, buffer);
-  if (status.ok() && checkpointer != nullptr && !piece.clean) {
-    checkpointer->Completed(piece.offset, piece.length, epoch, piece.zero ? 0 : piece.length);
+  Status status = CopyReadingPiece(source, writer, books, piece, buffer);
+  if (status.ok() && piece.kind != PieceKind::kHashOnly) {
+    books.Done(piece.kind, piece.offset, piece.length, started, piece.length);
   }
-  return status;
-}
-
-// Between pieces: a checkpoint when due; after the destination connection
-// was re-established, the ranges to copy again go back to the map.
-Status Checkpoint(Checkpointer& checkpointer, Endpoint& destination, WorkMap& map,
-                  uint64_t* reconnections, bool final) {
-  // A loss first: a flush after it must not vouch for what it lost.
-  map.Redo(checkpointer.ToCopyAgain(destination, reconnections));
-  if (!final && !checkpointer.Due()) return Status::Ok();
-  Status status = checkpointer.Checkpoint(destination);
-  // A loss the flush itself met (the last checkpoint leaves it for
-  // another round).
-  map.Redo(checkpointer.ToCopyAgain(destination, reconnections));
   return status;
 }
 
 Status CopySized(const CopyPlan& plan, Endpoint& source, Endpoint& destination, SyncWriter& writer,
-                 std::span<std::byte> buffer, Checkpointer* checkpointer) {
-  WorkMap map(RulesFor(plan, *source.info().size), plan.skip_costly_maps, plan.skip_ranges.get());
+                 CopyBooks& shared_books, std::span<std::byte> buffer) {
+  WorkMap map(RulesFor(plan, *source.info().size), plan.skip_costly_maps, plan.coverage.get());
+  Bookkeeper books(shared_books, destination);
   CloneRule clone(plan.clone_data);
-  std::deque<Extent> pieces;
-  uint64_t reconnections = destination.reconnections();
+  std::deque<Piece> pieces;
   Status status;
+  bool again = false;
   do {
     while (status.ok() && map.TakeBatch(source, plan.use_extents, 8 * plan.request_size, &pieces)) {
       while (status.ok() && !pieces.empty()) {
@@ -95,39 +80,46 @@ Status CopySized(const CopyPlan& plan, Endpoint& source, Endpoint& destination, 
           status = CancelledStatus();  // the map's statistics still count
           break;
         }
-        status = CopyFront(source, destination, writer, clone, pieces, buffer, checkpointer);
-        if (status.ok() && checkpointer != nullptr) {
-          status = Checkpoint(*checkpointer, destination, map, &reconnections, false);
-        }
+        status = CopyFront(source, destination, writer, books, clone, pieces, buffer);
+        bool more = false;  // (the map holds it: the loop goes on)
+        if (status.ok()) status = books.Between(destination, map, false, &more);
       }
     }
-    if (checkpointer == nullptr) break;
     // The last checkpoint is the flush; after a failure or a signal it
     // keeps what is durable (its own failure then says nothing new).
-    Status last = Checkpoint(*checkpointer, destination, map, &reconnections, true);
+    bool more = false;
+    Status end = books.AtEnd(destination, map, !status.ok(), &more);
+    if (status.ok()) status = end;
+    Status last = shared_books.EndRound(destination, &map, !status.ok(), &again);
     if (status.ok()) status = last;
-  } while (status.ok() && map.has_redo());
+  } while (status.ok() && (again || map.has_copy_again()));
   writer.stats().map = map.stats();
   return status;
 }
 
 }  // namespace
 
-Status SyncCopy(const CopyPlan& plan, Endpoint& source, Endpoint& destination,
-                ProgressSink& progress, SequentialBlkhash* blkhash, uint64_t* copied,
-                CopyStats* stats, Checkpointer* checkpointer) {
+Status SyncCopy(const CopyPlan& plan, Endpoint& source, Endpoint& destination, CopyBooks& books,
+                uint64_t* copied, CopyStats* stats) {
   CopyStats ignored;
   CopyStats& counted = stats != nullptr ? *stats : ignored;
   counted.workers = 1;
-  SyncWriter writer(plan, destination, progress, blkhash, counted);
+  SyncWriter writer(plan, destination, counted);
   std::vector<std::byte> buffer(plan.request_size);
-  Status status = source.info().size
-                      ? CopySized(plan, source, destination, writer, buffer, checkpointer)
-                      : CopyStream(source, destination, writer, buffer);
-  if (copied != nullptr) *copied = writer.copied();
-  // A checkpointer's last checkpoint was the flush.
-  if (status.ok() && plan.flush && checkpointer == nullptr) status = destination.Flush();
-  return status;
+  if (source.info().size) {
+    if (copied != nullptr) *copied = *source.info().size;
+    return CopySized(plan, source, destination, writer, books, buffer);
+  }
+  uint64_t length = 0;
+  Status status;
+  {
+    Bookkeeper stream_books(books, destination);
+    status = CopyStream(source, destination, writer, stream_books, buffer, &length);
+  }  // (tells what it gathered)
+  if (copied != nullptr) *copied = length;
+  bool again = false;
+  Status last = books.EndRound(destination, nullptr, !status.ok(), &again);
+  return status.ok() ? last : status;
 }
 
 }  // namespace nbdcopy

@@ -5,10 +5,8 @@
 
 #include <cstdint>
 
-#include "engine/checkpointer.h"
+#include "engine/copy_books.h"
 #include "engine/copy_stats.h"
-#include "engine/progress_sink.h"
-#include "hash/blkhash.h"
 #include "nbdcopy/endpoint.h"
 #include "plan/copy_plan.h"
 
@@ -16,18 +14,19 @@ namespace nbdcopy {
 
 // Copies every byte of source to destination following plan and the piece
 // policy (engine/piece_policy.h); data pieces are cloned where the clone
-// rule lets (engine/clone_rule.h). Flushes if plan.flush. With blkhash, the
-// source's data is hashed into it in order. *copied (optional) receives
-// the bytes copied: a stream's length. *stats (optional) receives the byte
-// and request counts. Returns the first failure; the copy is then
-// incomplete. Stops between requests once CancelRequested(), returning
+// rule lets (engine/clone_rule.h). Every piece's bookkeeping (progress, the
+// checksum, which `books` must take in image order, rate, checkpoints)
+// goes through `books`, and the copy ends with its EndRound (the flush, or
+// the last checkpoint); ranges a destination restart may have lost
+// (--retry) are copied again. *copied (optional) receives the image's
+// length: a stream's once it ended. *stats (optional) receives the byte and
+// request counts. Returns the first failure; the copy is then incomplete.
+// Stops between requests once CancelRequested(), returning
 // CancelledStatus().
 // REQUIRES the destination was prepared (PrepareDestination).
-// checkpointer (optional, sized sources only): as for ParallelCopy.
 [[nodiscard]] Status SyncCopy(const CopyPlan& plan, Endpoint& source, Endpoint& destination,
-                              ProgressSink& progress, SequentialBlkhash* blkhash = nullptr,
-                              uint64_t* copied = nullptr, CopyStats* stats = nullptr,
-                              Checkpointer* checkpointer = nullptr);
+                              CopyBooks& books, uint64_t* copied = nullptr,
+                              CopyStats* stats = nullptr);
 
 }  // namespace nbdcopy
 

@@ -15,6 +15,7 @@ void SharedCopy::Fail(Status status) {
   if (failed_.load()) return;
   first_error_ = std::move(status);
   failed_.store(true);
+  books.StopCounting();
 }
 
 Status SharedCopy::first_error() {
@@ -52,7 +53,7 @@ Worker::Worker(SharedCopy& shared, Endpoint& source, Endpoint& destination,
       budget_(plan_.min_request_size > 0 ? plan_.min_request_size : plan_.request_size,
               plan_.request_size, plan_.queue_size),
       // The budget bounds the bytes in flight; one request may exceed it alone.
-      destination_reconnections_(destination.reconnections()),
+      books_(shared.books, destination),
       arena_(std::max(plan_.queue_size, plan_.request_size), max_requests_) {
   for (unsigned i = max_requests_; i > 0; --i) free_slots_.push_back(i - 1);
 }
@@ -60,7 +61,7 @@ Worker::Worker(SharedCopy& shared, Endpoint& source, Endpoint& destination,
 void Worker::Run() {
   std::vector<Completion> completions;
   for (;;) {
-    if (shared_.checkpointer != nullptr) Checkpoint();
+    KeepBooks(false);
     if (!Stopping()) Admit();
     bool no_more_work = Stopping() || (map_done_ && pieces_.empty());
     if (requests_in_flight_ == 0 && no_more_work) break;
@@ -70,56 +71,18 @@ void Worker::Run() {
     }
   }
   // What the last completions showed is left in the map for another round.
-  if (shared_.checkpointer != nullptr) {
-    ReportDone();
-    Checkpoint();
-  }
+  KeepBooks(true);
   stats_.final_budget = budget_.budget();
   stats_.final_request_size = budget_.request_size();
   shared_.MergeStats(stats_);
 }
 
-// Between requests: a checkpoint when one is due, and the ranges to copy
-// again after this worker's destination connection was re-established.
-void Worker::Checkpoint() {
-  Checkpointer& checkpointer = *shared_.checkpointer;
-  const bool due = !Stopping() && checkpointer.Due();
-  if (due) ReportDone();  // so that the checkpoint includes it
-  // A loss first: a flush after it must not vouch for what it lost.
-  CopyAgain(checkpointer.ToCopyAgain(destination_, &destination_reconnections_));
-  if (!due) return;
-  Status status = checkpointer.Checkpoint(destination_);
+void Worker::KeepBooks(bool at_end) {
+  bool again = false;
+  Status status = at_end ? books_.AtEnd(destination_, shared_.map, Stopping(), &again)
+                         : books_.Between(destination_, shared_.map, Stopping(), &again);
   if (!status.ok()) shared_.Fail(std::move(status));
-  // A loss the flush itself met.
-  CopyAgain(checkpointer.ToCopyAgain(destination_, &destination_reconnections_));
-}
-
-void Worker::CopyAgain(const RangeSet& ranges) {
-  if (ranges.empty()) return;
-  shared_.map.Redo(ranges);
-  map_done_ = false;
-}
-
-// Completions mostly arrive in order: a run of them is told to the
-// checkpointer at once, not one lock per request.
-void Worker::Done(uint64_t offset, uint64_t length, uint64_t epoch, uint64_t weight) {
-  if (done_length_ > 0 && done_epoch_ == epoch && done_offset_ + done_length_ == offset &&
-      done_length_ < kDoneBatch) {
-    done_length_ += length;
-    done_weight_ += weight;
-    return;
-  }
-  ReportDone();
-  done_offset_ = offset;
-  done_length_ = length;
-  done_epoch_ = epoch;
-  done_weight_ = weight;
-}
-
-void Worker::ReportDone() {
-  if (done_length_ == 0) return;
-  shared_.checkpointer->Completed(done_offset_, done_length_, done_epoch_, done_weight_);
-  done_length_ = 0;
+  if (again) map_done_ = false;
 }
 
 bool Worker::Stopping() const { return shared_.failed() || CancelRequested(); }
@@ -131,8 +94,8 @@ void Worker::Admit() {
       map_done_ = !shared_.map.TakeBatch(source_, plan_.use_extents, batch_size_, &pieces_);
       continue;
     }
-    if (pieces_.front().zero) {
-      Extent piece = pieces_.front();
+    if (!pieces_.front().reads()) {
+      Piece piece = pieces_.front();
       pieces_.pop_front();
       StartZeroPiece(piece);
       continue;
@@ -143,7 +106,7 @@ void Worker::Admit() {
       if (Stopping()) return;
       if (CloneFront(*run)) continue;
     }
-    if (!StartDataPiece()) return;
+    if (!StartReadingPiece()) return;
   }
 }
 
@@ -153,37 +116,31 @@ bool Worker::CloneFront(const CloneRule::Run& run) {
   if (!clone_.Record(run, destination_.CloneRangeFrom(source_, run.offset, run.length))) {
     return false;
   }
+  const PieceKind kind = pieces_.front().kind;
   pieces_.erase(pieces_.begin(), pieces_.begin() + static_cast<ptrdiff_t>(run.pieces));
   stats_.AddCloned(run.length);
-  shared_.progress.Add(run.length);
-  if (shared_.checkpointer != nullptr) {
-    Done(run.offset, run.length, shared_.checkpointer->epoch(), 0);
-  }
+  books_.Done(kind, run.offset, run.length, books_.Started(), 0);
   return true;
 }
 
-// Starts the read of (the first request's worth of) the front data piece;
-// false when the budget or the arena says to wait for completions.
-bool Worker::StartDataPiece() {
-  Extent piece = pieces_.front();
+// Starts the read of (the first request's worth of) the front piece;
+// false when the budget, the arena or the rate says to wait.
+bool Worker::StartReadingPiece() {
+  Piece piece = pieces_.front();
   piece.length = std::min(piece.length, budget_.request_size());
   // A request larger than the whole budget still runs, alone.
   if (bytes_in_flight_ > 0 && bytes_in_flight_ + piece.length > budget_.budget()) return false;
   // Within the budget, yet the arena may be too fragmented: wait for buffers.
   std::byte* buffer = arena_.Take(piece.length);
   if (buffer == nullptr) return false;
-  if (shared_.rate) {
-    rate_wait_ = shared_.rate->TryAcquire(piece.length);
-    if (rate_wait_ != RateLimiter::Clock::duration::zero()) {
-      arena_.Give(buffer, piece.length);
-      return false;
-    }
+  rate_wait_ = books_.ReadWait(piece.length);
+  if (rate_wait_ != RateLimiter::Clock::duration::zero()) {
+    arena_.Give(buffer, piece.length);
+    return false;
   }
   ConsumeFront(piece.length);
   unsigned index = TakeSlot(piece);
   Slot& slot = slots_[index];
-  slot.hash_only = piece.clean;
-  slot.redo = piece.redo;
   slot.alone = bytes_in_flight_ == 0;
   slot.started = AdaptiveBudget::Clock::now();
   slot.buffer = buffer;
@@ -196,22 +153,21 @@ bool Worker::StartDataPiece() {
 }
 
 void Worker::ConsumeFront(uint64_t length) {
-  Extent& front = pieces_.front();
+  Piece& front = pieces_.front();
   front.offset += length;
   front.length -= length;
   if (front.length == 0) pieces_.pop_front();
 }
 
-void Worker::StartZeroPiece(const Extent& piece) {
-  if (shared_.blkhash != nullptr && !piece.redo) HashZeroes(piece.offset, piece.length);
-  if (piece.clean) return;  // skipped, hashed only
+// A piece that reads nothing: zeroes (an operation or nothing), or zeroes
+// for the checksum only.
+void Worker::StartZeroPiece(const Piece& piece) {
+  books_.Zeroes(piece);
+  if (piece.kind == PieceKind::kHashAsZero) return;
   RunAction action = policy_.ForZeroPiece();
   stats_.AddRun(action, piece.length);
   if (action == RunAction::kSkip) {
-    if (!piece.redo) shared_.progress.Add(piece.length);
-    if (shared_.checkpointer != nullptr) {
-      Done(piece.offset, piece.length, shared_.checkpointer->epoch(), 0);
-    }
+    books_.Done(piece.kind, piece.offset, piece.length, books_.Started(), 0);
     return;
   }
   unsigned index = TakeSlot(piece);
@@ -219,31 +175,16 @@ void Worker::StartZeroPiece(const Extent& piece) {
   destination_.StartZero(piece.offset, piece.length, plan_.allocated, index);
 }
 
-unsigned Worker::TakeSlot(const Extent& piece) {
+unsigned Worker::TakeSlot(const Piece& piece) {
   unsigned index = free_slots_.back();
   free_slots_.pop_back();
   Slot& slot = slots_[index];
-  slot.offset = piece.offset;
-  slot.length = piece.length;
+  slot.piece = piece;
   slot.ok = true;
-  slot.hash_only = false;
-  slot.redo = piece.redo;
-  slot.epoch = shared_.checkpointer != nullptr ? shared_.checkpointer->epoch() : 0;
+  slot.epoch = books_.Started();
   ++requests_in_flight_;
   stats_.max_requests_in_flight = std::max(stats_.max_requests_in_flight, requests_in_flight_);
   return index;
-}
-
-// REQUIRES offset is block-aligned (the plan's alignment covers the
-// blkhash block, so the work map aligns zero pieces to it).
-void Worker::HashZeroes(uint64_t offset, uint64_t length) {
-  Blkhash& hash = *shared_.blkhash;
-  const uint64_t block = hash.block_size();
-  hash.AddZeroBlocks(offset / block, length / block);
-  if (uint64_t tail = length % block; tail > 0) {  // the short last block
-    std::vector<std::byte> zeroes(tail);
-    hash.AddDigest((offset + length) / block, hash.BlockDigest(zeroes));
-  }
 }
 
 // Takes finished operations; returns false if there were none.
@@ -274,17 +215,16 @@ void Worker::OnReadDone(unsigned index) {
   Slot& slot = slots_[index];
   if (shared_.failed()) slot.ok = false;  // its writes never start
   if (slot.ok) {
-    std::span<const std::byte> data(slot.buffer, slot.length);
-    if (shared_.blkhash != nullptr && !slot.redo) {
-      shared_.blkhash->AddData(slot.offset / shared_.blkhash->block_size(), data);
-    }
-    if (slot.hash_only) {
+    std::span<const std::byte> data(slot.buffer, slot.piece.length);
+    books_.Read(slot.piece, slot.piece.offset, data);
+    if (slot.piece.kind == PieceKind::kHashOnly) {
       Release(index);
       return;
     }
     // Starting operations cannot fail here: their completions report.
     (void)policy_.ForEachRun(
-        slot.offset, data, [&](uint64_t offset, std::span<const std::byte> run, RunAction action) {
+        slot.piece.offset, data,
+        [&](uint64_t offset, std::span<const std::byte> run, RunAction action) {
           StartRun(index, offset, run, action);
           return Status::Ok();
         });
@@ -306,16 +246,15 @@ void Worker::StartRun(unsigned index, uint64_t offset, std::span<const std::byte
 
 void Worker::Release(unsigned index) {
   Slot& slot = slots_[index];
-  if (slot.ok && !slot.hash_only) {
-    if (!slot.redo && !shared_.failed()) shared_.progress.Add(slot.length);
-    if (shared_.checkpointer != nullptr) {
-      Done(slot.offset, slot.length, slot.epoch, slot.buffer != nullptr ? slot.length : 0);
-    }
+  const Piece& piece = slot.piece;
+  if (slot.ok && piece.kind != PieceKind::kHashOnly) {
+    books_.Done(piece.kind, piece.offset, piece.length, slot.epoch,
+                slot.buffer != nullptr ? piece.length : 0);
   }
   if (slot.buffer != nullptr) {
-    bytes_in_flight_ -= slot.length;
-    budget_.OnDone(slot.length, slot.started, slot.alone, AdaptiveBudget::Clock::now());
-    arena_.Give(slot.buffer, slot.length);
+    bytes_in_flight_ -= piece.length;
+    budget_.OnDone(piece.length, slot.started, slot.alone, AdaptiveBudget::Clock::now());
+    arena_.Give(slot.buffer, piece.length);
     slot.buffer = nullptr;
   }
   --requests_in_flight_;

@@ -195,23 +195,20 @@ Status CheckpointRun::Check(const Options& options, Endpoint& source, Endpoint& 
   return CheckDestinationHoldsDone(option_, path_, sampled, source, destination);
 }
 
-Status CheckpointRun::Apply(CopyPlan* plan, bool hashing) {
-  RangeSet done;
-  if (recorded_) done = recorded_->done.AlignedInward(plan->alignment, identity_.source_size);
-  if (!done.empty()) {
-    done_ = std::make_shared<const RangeSet>(done);
-    RangeSet skip = done;
-    if (plan->skip_ranges) skip.Add(*plan->skip_ranges);  // what a --ranges list leaves out
-    plan->skip_ranges = std::make_shared<const RangeSet>(std::move(skip));
-    plan->hash_skipped = hashing;
-  }
+const RangeSet& CheckpointRun::recorded_done() const {
+  static const RangeSet kNothing;
+  return recorded_ ? recorded_->done : kNothing;
+}
+
+void CheckpointRun::StartBooks(uint64_t alignment) {
+  RangeSet done = recorded_done().AlignedInward(alignment, identity_.source_size);
+  done_bytes_ = done.bytes();
   checkpointer_ = std::make_unique<Checkpointer>(
-      done, [this](const RangeSet& durable) { return Persist(durable); }, CheckpointInterval(),
-      kCheckpointBytes);
+      std::move(done), [this](const RangeSet& durable) { return Persist(durable); },
+      CheckpointInterval(), kCheckpointBytes);
   // No file yet: none is needed until something is durable (a kill before
   // then leaves nothing to resume, as if never started).
   if (recorded_) last_written_ = RenderCheckpoint(recorded_->identity, recorded_->done);
-  return Status::Ok();
 }
 
 Status CheckpointRun::CheckWritable() const {

@@ -4,9 +4,10 @@
 // to date as the engines make ranges durable (engine/checkpointer.h).
 //
 // The order of a run: Load (before any endpoint is opened) -> Check (both
-// endpoints open, nothing written) -> Apply (after MakeCopyPlan: the plan
-// skips what is done, the file is written) -> the copy, with checkpointer()
-// -> Finish (after a successful copy: every byte done).
+// endpoints open, nothing written) -> recorded_done() goes into the copy's
+// coverage (plan/coverage.h) -> StartBooks (after MakeCopyPlan) -> the
+// copy, with checkpointer() -> Finish (after a successful copy: every byte
+// done).
 // Thread safety: one thread, but checkpointer() is used by every worker.
 #ifndef NBDCOPY_JOB_CHECKPOINT_RUN_H_
 #define NBDCOPY_JOB_CHECKPOINT_RUN_H_
@@ -23,7 +24,6 @@
 #include "job/checkpoint_file.h"
 #include "nbdcopy/endpoint.h"
 #include "nbdcopy/options.h"
-#include "plan/copy_plan.h"
 
 namespace nbdcopy {
 
@@ -58,15 +58,18 @@ class CheckpointRun {
                              const std::string& extra_settings = "",
                              const RangeSet* listed = nullptr);
 
-  // After MakeCopyPlan, before PrepareDestination: the plan skips the done
-  // ranges (whole blocks of its alignment; hashed when hashing). A FILE
-  // that cannot be written is refused now; it is first written at the
-  // first checkpoint that makes something durable.
-  [[nodiscard]] Status Apply(CopyPlan* plan, bool hashing);
+  // What FILE marks done (empty when starting afresh): the copy's coverage
+  // leaves it alone.
+  const RangeSet& recorded_done() const;
 
-  // Bytes the plan skips as done by an earlier run.
-  uint64_t done_bytes() const { return done_ ? done_->bytes() : 0; }
-  const RangeSet* done() const { return done_.get(); }
+  // After MakeCopyPlan: the books that keep FILE up to date, starting from
+  // the done ranges in whole blocks of `alignment` (the plan's: what the
+  // copy leaves alone). FILE is first written at the first checkpoint that
+  // makes something durable.
+  void StartBooks(uint64_t alignment);
+
+  // Bytes the copy leaves alone as done by an earlier run (after StartBooks).
+  uint64_t done_bytes() const { return done_bytes_; }
   Checkpointer* checkpointer() { return checkpointer_.get(); }
 
   // After a successful copy (the last checkpoint was its flush): FILE says
@@ -84,7 +87,7 @@ class CheckpointRun {
   std::string option_;  // "--checkpoint=FILE", how messages name it
   std::optional<CheckpointState> recorded_;
   CheckpointIdentity identity_;
-  std::shared_ptr<const RangeSet> done_;
+  uint64_t done_bytes_ = 0;
   std::unique_ptr<Checkpointer> checkpointer_;
   std::string last_written_;  // FILE's text as last written or read
 };

@@ -44,41 +44,27 @@ Result<std::string> CopyAndHash(const Options& options, const CopyPlan& plan, En
     if (!created.ok()) return created.status();
     hash = std::move(created).value();
   }
-  if (plan.synchronous) {
-    std::optional<SequentialBlkhash> sequential;
-    if (hash) sequential.emplace(*hash);
-    Status status = SyncCopy(plan, source, destination, progress,
-                             sequential ? &*sequential : nullptr, length, stats, checkpointer);
-    if (options.verbose) PrintStats(*stats);
-    if (!status.ok()) return status;
-    if (!sequential) return std::string();
-    return sequential->Finish();
-  }
-  Status status =
-      ParallelCopy(plan, source, destination, progress, hash.get(), stats, checkpointer);
+  // The synchronous engine hashes in image order (a stream's chunks end
+  // anywhere); the parallel one by block, in any order.
+  std::optional<SequentialBlkhash> sequential;
+  if (hash && plan.synchronous) sequential.emplace(*hash);
+  CopyBooks books(plan, progress, sequential ? nullptr : hash.get(),
+                  sequential ? &*sequential : nullptr, checkpointer);
+  Status status = plan.synchronous ? SyncCopy(plan, source, destination, books, length, stats)
+                                   : ParallelCopy(plan, source, destination, books, stats);
   if (options.verbose) PrintStats(*stats);
   if (!status.ok()) return status;
-  *length = *source.info().size;
+  if (!plan.synchronous) *length = *source.info().size;
   if (!hash) return std::string();
-  return hash->Finish(*length);
+  return sequential ? sequential->Finish() : hash->Finish(*length);
 }
 
 Result<std::string> HashImage(const Options& options, const CopyPlan& copy_plan, Endpoint& endpoint,
                               uint64_t length, const BlkhashSpec& spec,
-                              std::shared_ptr<const RangeSet> unlisted) {
+                              std::shared_ptr<const Coverage> coverage) {
   PrefixEndpoint image(endpoint, length);
   NullEndpoint discard;
-  CopyPlan plan = copy_plan;
-  plan.flush = false;
-  plan.skip_zero_ranges = false;
-  plan.use_extents = endpoint.info().can_extents;
-  plan.zero_extents = true;
-  plan.incremental = false;  // every byte (but what a --ranges list leaves out: as zeroes)
-  plan.skip_ranges = std::move(unlisted);
-  plan.hash_skipped = false;
-  plan.skipped_as_zero = plan.skip_ranges != nullptr;
-  plan.sparse_size = 0;  // nothing is written
-  plan.synchronous = false;
+  const CopyPlan plan = HashingPlan(copy_plan, endpoint.info(), std::move(coverage));
   Progress silent(ProgressMode::kNone, -1, length);
   uint64_t hashed = 0;
   CopyStats stats;
@@ -87,8 +73,9 @@ Result<std::string> HashImage(const Options& options, const CopyPlan& copy_plan,
 
 Status Verify(const Options& options, const CopyPlan& plan, Endpoint& destination, uint64_t length,
               const BlkhashSpec& spec, const std::string& digest, RunReport* report,
-              std::shared_ptr<const RangeSet> unlisted) {
-  Result<std::string> copied = HashImage(options, plan, destination, length, spec, unlisted);
+              std::shared_ptr<const Coverage> coverage) {
+  Result<std::string> copied =
+      HashImage(options, plan, destination, length, spec, std::move(coverage));
   if (!copied.ok()) return copied.status().WithPrefix("--verify");
   report->destination_digest = *copied;
   if (options.verbose) {

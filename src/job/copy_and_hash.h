@@ -32,19 +32,19 @@ namespace nbdcopy {
                                               Checkpointer* checkpointer = nullptr);
 
 // Reads the first `length` bytes of an endpoint (the destination, or the
-// source of an incremental copy) and hashes them. unlisted (optional): the
-// ranges a --ranges list leaves out, hashed as zeroes without reading, so
-// that two images are compared in the listed ranges only.
+// source of an incremental copy) and hashes them. coverage (optional): what
+// to hash (a --ranges copy's unlisted ranges as zeroes without reading, so
+// that two images are compared in the listed ranges only).
 [[nodiscard]] Result<std::string> HashImage(const Options& options, const CopyPlan& copy_plan,
                                             Endpoint& endpoint, uint64_t length,
                                             const BlkhashSpec& spec,
-                                            std::shared_ptr<const RangeSet> unlisted = nullptr);
+                                            std::shared_ptr<const Coverage> coverage = nullptr);
 
 // --verify: reads the destination back and compares its digest with the
 // source's (`digest`, hashed alike), recording both in *report.
 [[nodiscard]] Status Verify(const Options& options, const CopyPlan& plan, Endpoint& destination,
                             uint64_t length, const BlkhashSpec& spec, const std::string& digest,
-                            RunReport* report, std::shared_ptr<const RangeSet> unlisted = nullptr);
+                            RunReport* report, std::shared_ptr<const Coverage> coverage = nullptr);
 
 }  // namespace nbdcopy
 

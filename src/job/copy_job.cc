@@ -100,7 +100,7 @@ Result<EndpointPair> OpenEndpoints(const Options& options, RunReport* report,
   if (Status status = CheckNotSameFile(*source_spec, *destination_spec); !status.ok()) {
     return status;
   }
-  const bool incremental = options.dirty_bitmap.has_value() || options.ranges.has_value();
+  const bool incremental = options.incremental();
   if (incremental) {
     Status status = CheckIncrementalOptions(options, *source_spec, *destination_spec);
     if (!status.ok()) return status;
@@ -173,17 +173,29 @@ void RecordPlan(const CopyPlan& plan, const std::optional<BlkhashSpec>& hash_spe
 // --retry without --checkpoint: which ranges are durable, in memory, so
 // that a destination restart loses nothing.
 std::unique_ptr<Checkpointer> RetryCheckpointer() {
-  return std::make_unique<Checkpointer>(RangeSet(), nullptr, CheckpointInterval(), kCheckpointBytes);
+  return std::make_unique<Checkpointer>(RangeSet(), nullptr, CheckpointInterval(),
+                                        kCheckpointBytes);
 }
 
-// A plan for the endpoints opened, with what it skips (a --ranges list's
-// gaps, a resumed checkpoint's done ranges) and the books that track what
-// becomes durable.
+// What this copy covers (plan/coverage.h), decided once from the options,
+// a --ranges list and a checkpoint: what the list leaves out and what an
+// earlier run did are left alone; done ranges are hashed when the digest
+// covers the whole source (an incremental copy hashes nothing).
+std::shared_ptr<const Coverage> CopyCoverage(const Options& options, const EndpointPair& endpoints,
+                                             bool hashing) {
+  auto coverage = std::make_shared<Coverage>();
+  if (endpoints.listed) {
+    coverage->unlisted = UnlistedRanges(*endpoints.listed, *endpoints.source->info().size);
+  }
+  if (endpoints.checkpoint) coverage->done = endpoints.checkpoint->recorded_done();
+  coverage->hash_done = hashing && !options.incremental();
+  return coverage;
+}
+
+// A plan for the endpoints opened and what the copy covers, with the books
+// that track what becomes durable.
 struct PreparedCopy {
   CopyPlan plan;
-  // What progress counts to: `plan` but skipping only what the list leaves out.
-  CopyPlan total_plan;
-  std::shared_ptr<const RangeSet> unlisted;   // --ranges: what the list leaves out
   std::unique_ptr<Checkpointer> retry_books;  // --retry alone: in memory only
   Checkpointer* checkpointer = nullptr;
 };
@@ -193,20 +205,13 @@ Result<PreparedCopy> PrepareCopy(const Options& options, EndpointPair& endpoints
                                  const std::optional<BlkhashSpec>& hash_spec, RunReport* report) {
   Endpoint& source = *endpoints.source;
   Endpoint& destination = *endpoints.destination;
-  const bool incremental = options.dirty_bitmap.has_value() || options.ranges.has_value();
-  Result<CopyPlan> plan = MakeCopyPlan(options, source, destination);
+  Result<CopyPlan> plan = MakeCopyPlan(options, source, destination,
+                                       CopyCoverage(options, endpoints, hash_spec.has_value()));
   if (!plan.ok()) return plan.status();
   if (CancelRequested()) return CancelledStatus();  // before the destination is touched
   PreparedCopy prepared;
-  if (endpoints.listed) {
-    prepared.unlisted = UnlistedRanges(*endpoints.listed, plan->alignment, *source.info().size);
-    plan->skip_ranges = prepared.unlisted;
-  }
-  prepared.total_plan = *plan;
   if (CheckpointRun* checkpoint = endpoints.checkpoint.get()) {
-    if (Status status = checkpoint->Apply(&*plan, hash_spec && !incremental); !status.ok()) {
-      return status;
-    }
+    checkpoint->StartBooks(plan->alignment);
     prepared.checkpointer = checkpoint->checkpointer();
   } else if (options.retry > 0) {
     prepared.retry_books = RetryCheckpointer();
@@ -221,18 +226,28 @@ Result<PreparedCopy> PrepareCopy(const Options& options, EndpointPair& endpoints
   return prepared;
 }
 
+// --verify of a --ranges copy compares the listed ranges only: the rest
+// counts as zeroes on both sides.
+std::shared_ptr<const Coverage> VerifyCoverage(const CopyPlan& plan) {
+  if (plan.coverage == nullptr || plan.coverage->unlisted.empty()) return nullptr;
+  auto coverage = std::make_shared<Coverage>();
+  coverage->unlisted = plan.coverage->unlisted;
+  coverage->unlisted_as_zero = true;
+  return coverage;
+}
+
 // After the copy: an incremental copy's source hashed whole for --verify
 // (or its listed ranges), the comparison, the digest written.
 Status CheckAndReport(const Options& options, const PreparedCopy& prepared, EndpointPair& endpoints,
                       const std::optional<BlkhashSpec>& hash_spec, uint64_t length,
                       Result<std::string> digest, RunReport* report) {
-  const bool incremental = options.dirty_bitmap.has_value() || options.ranges.has_value();
+  const bool incremental = options.incremental();
   if (incremental) {
     if (options.verbose) PrintIncrementalStats(options, *report);
     length = *report->size;
     if (options.verify) {
       digest = HashImage(options, prepared.plan, *endpoints.source, length, *hash_spec,
-                         prepared.unlisted);
+                         VerifyCoverage(prepared.plan));
       if (!digest.ok()) return digest.status().WithPrefix("--verify");
     }
   }
@@ -240,7 +255,7 @@ Status CheckAndReport(const Options& options, const PreparedCopy& prepared, Endp
   if (hash_spec) report->digest = *digest;
   if (options.verify) {
     Status status = Verify(options, prepared.plan, *endpoints.destination, length, *hash_spec,
-                           *digest, report, prepared.unlisted);
+                           *digest, report, VerifyCoverage(prepared.plan));
     if (!status.ok()) return status;
   }
   return Status::Ok();
@@ -254,7 +269,7 @@ Status Copy(const Options& options, std::optional<Progress>* progress, RunReport
   Result<EndpointPair> endpoints = OpenEndpoints(options, report, notices);
   if (!endpoints.ok()) return endpoints.status();
   Endpoint& source = *endpoints->source;
-  const bool incremental = options.dirty_bitmap.has_value() || options.ranges.has_value();
+  const bool incremental = options.incremental();
   std::optional<BlkhashSpec> hash_spec = ChecksumSpec(options);
   Result<PreparedCopy> prepared = PrepareCopy(options, *endpoints, hash_spec, report);
   if (!prepared.ok()) return prepared.status();
@@ -264,8 +279,7 @@ Status Copy(const Options& options, std::optional<Progress>* progress, RunReport
   uint64_t already = checkpoint ? checkpoint->done_bytes() : 0;
   if (incremental) {
     const bool dry_run = endpoints->null_destination;
-    Result<uint64_t> dirty = DirtyTotal(options, prepared->total_plan, prepared->plan, source,
-                                        dry_run, report, &already);
+    Result<uint64_t> dirty = DirtyTotal(options, prepared->plan, source, dry_run, report, &already);
     if (!dirty.ok()) return dirty.status();
     if (dry_run) return Status::Ok();
     total = *dirty;  // progress counts what is copied

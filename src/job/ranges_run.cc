@@ -39,11 +39,10 @@ Result<RangeSet> ParseListedRanges(const Options& options, const std::string& te
   return ParseRangeList(text, size, options.ranges_type, *options.ranges);
 }
 
-std::shared_ptr<const RangeSet> UnlistedRanges(const RangeSet& listed, uint64_t alignment,
-                                               uint64_t size) {
+RangeSet UnlistedRanges(const RangeSet& listed, uint64_t size) {
   RangeSet unlisted;
   for (const RangeSet::Range& gap : listed.Gaps(size)) unlisted.Add(gap.offset, gap.length);
-  return std::make_shared<const RangeSet>(unlisted.AlignedInward(alignment, size));
+  return unlisted;
 }
 
 std::string RangesDigest(const RangeSet& listed) {

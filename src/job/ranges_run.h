@@ -23,11 +23,10 @@ namespace nbdcopy {
 [[nodiscard]] Result<RangeSet> ParseListedRanges(const Options& options, const std::string& text,
                                                  uint64_t size);
 
-// What a copy of `listed` leaves alone: everything else, where the listed
-// ranges are first grown to whole blocks of `alignment` (a power of 2),
-// so that no request breaks the block-size rules.
-std::shared_ptr<const RangeSet> UnlistedRanges(const RangeSet& listed, uint64_t alignment,
-                                               uint64_t size);
+// What a copy of `listed` leaves alone: everything else of an image of
+// `size` bytes (the work map shrinks it to whole blocks: a block with a
+// listed byte is copied whole).
+RangeSet UnlistedRanges(const RangeSet& listed, uint64_t size);
 
 // A short digest of the list, for a checkpoint's identity: another list is
 // another copy.

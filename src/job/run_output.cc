@@ -41,16 +41,11 @@ std::string IncrementalLabel(const Options& options) {
 
 }  // namespace
 
-Result<uint64_t> DirtyTotal(const Options& options, const CopyPlan& total_plan,
-                            const CopyPlan& plan, Endpoint& source, bool dry_run, RunReport* report,
-                            uint64_t* already) {
-  Result<DirtySummary> summary = SummarizeDirty(total_plan, source);
+Result<uint64_t> DirtyTotal(const Options& options, const CopyPlan& plan, Endpoint& source,
+                            bool dry_run, RunReport* report, uint64_t* already) {
+  Result<DirtySummary> summary = SummarizeDirty(plan, source);
   if (!summary.ok()) return summary.status();
-  if (plan.skip_ranges != total_plan.skip_ranges) {
-    Result<DirtySummary> left = SummarizeDirty(plan, source);
-    if (!left.ok()) return left.status();
-    *already = summary->dirty_bytes - std::min(summary->dirty_bytes, left->dirty_bytes);
-  }
+  *already = summary->done_bytes;
   report->dirty = *summary;
   std::string line = DescribeDirty(*summary, *report->size);
   if (dry_run) {

@@ -21,14 +21,11 @@ namespace nbdcopy {
                                const std::string& text);
 
 // An incremental copy: the dirty size (what progress counts to), said on
-// -v; for a dry run (null:), its whole answer. A resumed one (the plan
-// skips what a checkpoint marks done) also measures, in *already, the dirty
-// bytes done before.
-// total_plan skips only what the copy leaves alone (clean, or left out of
-// the list), plan also what the checkpoint marks done.
-[[nodiscard]] Result<uint64_t> DirtyTotal(const Options& options, const CopyPlan& total_plan,
-                                          const CopyPlan& plan, Endpoint& source, bool dry_run,
-                                          RunReport* report, uint64_t* already);
+// -v; for a dry run (null:), its whole answer. *already: the dirty bytes a
+// resumed copy's earlier runs did (the plan's coverage's done ranges).
+[[nodiscard]] Result<uint64_t> DirtyTotal(const Options& options, const CopyPlan& plan,
+                                          Endpoint& source, bool dry_run, RunReport* report,
+                                          uint64_t* already);
 
 // -v's last line of an incremental copy.
 void PrintIncrementalStats(const Options& options, const RunReport& report);

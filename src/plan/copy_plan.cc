@@ -132,10 +132,11 @@ void SizeRequests(const Options& options, const Endpoint& source, const Endpoint
 }  // namespace
 
 Result<CopyPlan> MakeCopyPlan(const Options& options, const Endpoint& source,
-                              const Endpoint& destination) {
+                              const Endpoint& destination,
+                              std::shared_ptr<const Coverage> coverage) {
   const EndpointInfo& src = source.info();
   const EndpointInfo& dst = destination.info();
-  const bool incremental = options.dirty_bitmap.has_value() || options.ranges.has_value();
+  const bool incremental = options.incremental();
   if (Status status = CheckSizes(source, destination, incremental); !status.ok()) return status;
   Result<FoldedRules> rules = FoldBlockRules(options, source, destination);
   if (!rules.ok()) return rules.status();
@@ -171,6 +172,7 @@ Result<CopyPlan> MakeCopyPlan(const Options& options, const Endpoint& source,
   plan.allocated = options.allocated;
   plan.flush = options.flush;
   plan.rate = options.rate;
+  if (coverage != nullptr && !coverage->whole()) plan.coverage = std::move(coverage);
   return plan;
 }
 
@@ -182,16 +184,33 @@ PlanRules RulesFor(const CopyPlan& plan, uint64_t size) {
   rules.max_zero = std::max(plan.alignment, kMaxZeroLength / plan.alignment * plan.alignment);
   rules.coalesce_below = plan.coalesce_below;
   rules.zero_extents = plan.zero_extents;
-  rules.skip_clean = plan.incremental;  // skip_ranges are the work map's
-  rules.describe_clean = plan.hash_skipped;
-  rules.clean_as_zero = plan.skipped_as_zero;
+  rules.skip_clean = plan.incremental;  // the coverage is the work map's
   return rules;
+}
+
+CopyPlan HashingPlan(const CopyPlan& copy, const EndpointInfo& image,
+                     std::shared_ptr<const Coverage> coverage) {
+  CopyPlan plan;  // writes, zeroes, clones and flushes nothing
+  plan.request_size = copy.request_size;
+  plan.min_request_size = copy.min_request_size;
+  plan.alignment = copy.alignment;
+  plan.coalesce_below = copy.coalesce_below;
+  plan.queue_size = copy.queue_size;
+  plan.connections = copy.connections;
+  plan.requests = copy.requests;
+  plan.rate = copy.rate;
+  plan.synchronous = false;
+  plan.use_extents = image.can_extents;
+  plan.zero_extents = true;
+  plan.skip_costly_maps = copy.skip_costly_maps;  // zero blocks hash the same read or not
+  plan.coverage = std::move(coverage);
+  return plan;
 }
 
 Status PrepareDestination(const Options& options, const Endpoint& source, Endpoint& destination,
                           CopyPlan* plan) {
   const EndpointInfo& src = source.info();
-  if (plan->incremental || plan->skip_ranges != nullptr) {
+  if (plan->incremental || plan->coverage != nullptr) {
     plan->skip_zero_ranges = false;  // the destination holds old data, not zeroes
     return Status::Ok();
   }

@@ -10,6 +10,7 @@
 #include "base/range_set.h"
 #include "nbdcopy/endpoint.h"
 #include "nbdcopy/options.h"
+#include "plan/coverage.h"
 #include "plan/piece_planner.h"
 
 namespace nbdcopy {
@@ -36,16 +37,10 @@ struct CopyPlan {
   // inside data ranges must become allocated zeroes) or an incremental copy.
   bool clone_data = false;
   bool incremental = false;  // --dirty-bitmap: clean ranges are skipped, nothing else
-  // Ranges this copy leaves alone: what a resumed checkpoint marks done
-  // (whole blocks of `alignment`); nullptr: none. They are skipped like
-  // clean ranges, and the destination is neither resized nor assumed zero.
-  std::shared_ptr<const RangeSet> skip_ranges;
-  // With skip_ranges and a checksum: the skipped ranges are read and hashed,
-  // never written, so the digest still covers the whole source.
-  bool hash_skipped = false;
-  // With skip_ranges: the skipped ranges are hashed as zeroes, never read
-  // (--verify of a --ranges copy compares only the listed ranges).
-  bool skipped_as_zero = false;
+  // What the copy covers, when not everything (plan/coverage.h): the work
+  // map leaves its ranges alone or only hashes them, and the destination is
+  // neither resized nor assumed to read as zero. nullptr: the whole image.
+  std::shared_ptr<const Coverage> coverage;
   bool allocated = false;
   bool skip_zero_ranges = false;  // destination already reads as zero there
   bool flush = false;
@@ -61,8 +56,18 @@ PlanRules RulesFor(const CopyPlan& plan, uint64_t size);
 // writing anything. Block-size rules: requests are aligned to the larger
 // minimum block size of the two endpoints (and the blkhash block), at least
 // the larger preferred block size, and at most the smaller maximum.
+// coverage: what the copy covers (nullptr, or one that is whole: the
+// whole image).
 Result<CopyPlan> MakeCopyPlan(const Options& options, const Endpoint& source,
-                              const Endpoint& destination);
+                              const Endpoint& destination,
+                              std::shared_ptr<const Coverage> coverage = nullptr);
+
+// A plan that only reads and hashes an image (--verify, the source of an
+// incremental copy hashed whole): the copy's request shape, parallelism and
+// rate cap, nothing written or flushed, zero extents hashed as zeroes, and
+// the coverage given (nullptr: every byte).
+CopyPlan HashingPlan(const CopyPlan& copy, const EndpointInfo& image,
+                     std::shared_ptr<const Coverage> coverage);
 
 // Sizes a resizable destination to the source (the first change made to
 // it) and decides whether zero ranges may be skipped. An incremental copy

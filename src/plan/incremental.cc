@@ -27,9 +27,9 @@ const char* Plain(const Options& options) {
 }
 
 Status StreamDestination(const Options& options, const std::string& name) {
-  return Status::Error(fmt::format(
-      "{}: {}: an incremental copy writes onto an existing image, not a stream", Label(options),
-      name));
+  return Status::Error(
+      fmt::format("{}: {}: an incremental copy writes onto an existing image, not a stream",
+                  Label(options), name));
 }
 
 // What only --dirty-bitmap or only --ranges refuses.
@@ -61,16 +61,16 @@ Status CheckIncrementalOptions(const Options& options, const EndpointSpec& sourc
                                const EndpointSpec& destination) {
   if (Status status = CheckIncrementalSource(options, source); !status.ok()) return status;
   if (options.destination_is_zero) {
-    return Status::Error(fmt::format(
-        "--destination-is-zero: cannot be used with {} (the destination holds the "
-        "previous copy, and zeroes inside {} ranges must be written)",
-        Plain(options), options.dirty_bitmap ? "dirty" : "listed"));
+    return Status::Error(
+        fmt::format("--destination-is-zero: cannot be used with {} (the destination holds the "
+                    "previous copy, and zeroes inside {} ranges must be written)",
+                    Plain(options), options.dirty_bitmap ? "dirty" : "listed"));
   }
   if (options.blkhash) {
-    return Status::Error(fmt::format(
-        "--blkhash: cannot be used with {} (the digest covers the whole source, an "
-        "incremental copy reads only the {} ranges; use --verify to check the result)",
-        Plain(options), options.dirty_bitmap ? "dirty" : "listed"));
+    return Status::Error(
+        fmt::format("--blkhash: cannot be used with {} (the digest covers the whole source, an "
+                    "incremental copy reads only the {} ranges; use --verify to check the result)",
+                    Plain(options), options.dirty_bitmap ? "dirty" : "listed"));
   }
   if (destination.kind == EndpointKind::kStdio) return StreamDestination(options, destination.text);
   if (destination.kind == EndpointKind::kLocalPath) {
@@ -94,16 +94,22 @@ Status CheckIncrementalDestination(const Options& options, const Endpoint& desti
 
 Result<DirtySummary> SummarizeDirty(const CopyPlan& plan, Endpoint& source) {
   const uint64_t size = *source.info().size;
-  WorkMap map(RulesFor(plan, size), false, plan.skip_ranges.get());
+  // Done ranges handed out as hashed (never skipped), so that they count.
+  Coverage counted = plan.coverage != nullptr ? *plan.coverage : Coverage();
+  counted.hash_done = true;
+  WorkMap map(RulesFor(plan, size), false, &counted);
   DirtySummary summary;
-  std::deque<Extent> pieces;
+  std::deque<Piece> pieces;
   uint64_t previous_end = UINT64_MAX;  // where the last piece ended
   while (map.TakeBatch(source, plan.use_extents, 1ULL << 30, &pieces)) {
     if (CancelRequested()) return CancelledStatus();
-    for (const Extent& piece : pieces) {
+    for (const Piece& piece : pieces) {
       if (piece.offset != previous_end) ++summary.ranges;
       summary.dirty_bytes += piece.length;
-      previous_end = piece.offset + piece.length;
+      if (piece.kind == PieceKind::kHashOnly || piece.kind == PieceKind::kHashAsZero) {
+        summary.done_bytes += piece.length;
+      }
+      previous_end = piece.end();
     }
     pieces.clear();
   }

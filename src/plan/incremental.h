@@ -1,9 +1,9 @@
 // Incremental copies (--dirty-bitmap=NAME, --ranges=FILE): the rules
 // around them. The copy itself is an ordinary one whose source marks
-// unchanged ranges clean (NbdEndpoint with a dirty bitmap) or whose plan
-// skips the ranges a list leaves out (CopyPlan::skip_ranges), and whose
-// planner skips them (PlanRules::skip_clean); this unit refuses what cannot
-// work, before anything is opened or written, and measures the dirty part.
+// unchanged ranges clean (NbdEndpoint with a dirty bitmap), which the
+// planner skips (PlanRules::skip_clean), or whose coverage leaves out what a
+// list does not name (plan/coverage.h); this unit refuses what cannot work,
+// before anything is opened or written, and measures the dirty part.
 #ifndef NBDCOPY_INCREMENTAL_H_
 #define NBDCOPY_INCREMENTAL_H_
 
@@ -31,16 +31,18 @@ Status CheckIncrementalDestination(const Options& options, const Endpoint& desti
 
 // What an incremental copy under `plan` will do, after the planner's
 // block-size rules: the bytes it copies (its progress total), in how many
-// contiguous ranges, and the clean bytes it leaves alone.
+// contiguous ranges, and the clean bytes it leaves alone; of the dirty
+// bytes, those an earlier run copied already (the coverage's done ranges).
 struct DirtySummary {
   uint64_t dirty_bytes = 0;
   uint64_t ranges = 0;
   uint64_t clean_bytes = 0;
+  uint64_t done_bytes = 0;
 };
 
 // REQUIRES plan.incremental and a source with a known size. Walks the
-// source's extents the way the copy will (the same WorkMap), reading no
-// data. Fails only if cancelled.
+// source's extents the way the copy will (the same WorkMap, its done ranges
+// counted instead of skipped), reading no data. Fails only if cancelled.
 Result<DirtySummary> SummarizeDirty(const CopyPlan& plan, Endpoint& source);
 
 // "dirty=N ranges=M clean=K size=S": the dry run's line (null:

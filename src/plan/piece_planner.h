@@ -44,12 +44,6 @@ struct PlanRules {
   uint64_t coalesce_below = 64 * 1024;  // shorter zero ranges are data
   bool zero_extents = true;             // plan the source's zero ranges as zero
   bool skip_clean = false;              // incremental copy: clean ranges are skipped
-  // For WorkMap, with a done set: its ranges are handed out
-  // as pieces marked clean, to be read and hashed, never written
-  // (describe_clean), or as zero pieces marked clean, hashed as zeroes and
-  // never read (clean_as_zero). PlanPieces itself ignores both.
-  bool describe_clean = false;
-  bool clean_as_zero = false;
 };
 
 // extents: the source's description of a range starting at `start`,

@@ -6,54 +6,59 @@ namespace nbdcopy {
 
 namespace {
 
-// Appends to *parts the parts of `piece` in order, those inside `done`
-// (whole blocks) marked clean.
-void CarveDone(const Extent& piece, const RangeSet& done, std::vector<Extent>* parts) {
-  uint64_t position = piece.offset;
-  auto part = [&](uint64_t end, bool is_done) {
-    if (end <= position) return;
-    Extent cut = piece;
-    cut.offset = position;
-    cut.length = end - position;
-    cut.clean = is_done;
-    parts->push_back(cut);
-    position = end;
-  };
-  for (const RangeSet::Range& run : done.Within(piece.offset, piece.length)) {
-    part(run.offset, false);
-    part(run.end(), true);
+// Calls part(offset, end, inside) for the parts of [offset, end) in order,
+// inside telling whether each lies in `set`.
+template <typename Part>
+void Carve(uint64_t offset, uint64_t end, const RangeSet& set, Part part) {
+  uint64_t position = offset;
+  for (const RangeSet::Range& run : set.Within(offset, end - offset)) {
+    if (run.offset > position) part(position, run.offset, false);
+    part(run.offset, run.end(), true);
+    position = run.end();
   }
-  part(piece.offset + piece.length, false);
+  if (position < end) part(position, end, false);
 }
 
 }  // namespace
 
-void WorkMap::Redo(const RangeSet& ranges) {
+WorkMap::WorkMap(const PlanRules& rules, bool skip_costly_maps, const Coverage* coverage)
+    : rules_(rules),
+      skip_costly_maps_(skip_costly_maps),
+      unlisted_(coverage != nullptr
+                    ? coverage->unlisted.AlignedInward(rules.alignment, rules.image_size)
+                    : RangeSet()),
+      done_(coverage != nullptr ? coverage->done.AlignedInward(rules.alignment, rules.image_size)
+                                : RangeSet()),
+      hash_done_(coverage != nullptr && coverage->hash_done),
+      unlisted_as_zero_(coverage != nullptr && coverage->unlisted_as_zero),
+      window_(skip_costly_maps ? kFirstWindow : kWindow) {}
+
+void WorkMap::CopyAgain(const RangeSet& ranges) {
   if (ranges.empty()) return;  // the common case: no lock
   MutexLock lock(mutex_);
   for (const RangeSet::Range& range : ranges.Runs()) {
     for (uint64_t offset = range.offset; offset < range.end(); offset += rules_.max_data) {
       uint64_t length = std::min(rules_.max_data, range.end() - offset);
-      redo_.push_back(Extent{.offset = offset, .length = length, .redo = true});
+      copy_again_.push_back(Piece{offset, length, PieceKind::kCopyAgain});
     }
   }
 }
 
 bool WorkMap::TakeBatch(Endpoint& source, bool use_extents, uint64_t batch_bytes,
-                        std::deque<Extent>* pieces) {
+                        std::deque<Piece>* pieces) {
   MutexLock lock(mutex_);
   const size_t before = pieces->size();
   uint64_t data_taken = 0;
-  while (data_taken < batch_bytes && !redo_.empty()) {
-    data_taken += redo_.front().length;
-    pieces->push_back(redo_.front());
-    redo_.pop_front();
+  while (data_taken < batch_bytes && !copy_again_.empty()) {
+    data_taken += copy_again_.front().length;
+    pieces->push_back(copy_again_.front());
+    copy_again_.pop_front();
   }
   while (data_taken < batch_bytes) {
     if (mapped_.empty()) MapMore(source, use_extents);
     if (mapped_.empty()) break;
-    const Extent& piece = mapped_.front();
-    if (!piece.zero) data_taken += piece.length;
+    const Piece& piece = mapped_.front();
+    if (piece.reads()) data_taken += piece.length;
     pieces->push_back(piece);
     mapped_.pop_front();
   }
@@ -101,31 +106,8 @@ void WorkMap::MapWindow(Endpoint& source, bool use_extents) {
   if (scratch_.empty()) scratch_.push_back(Extent{cursor_, window, false});
   planned_.clear();
   cursor_ = PlanPieces(cursor_, scratch_, rules_, &planned_);
-  // What a checkpoint marks done (or a list leaves out) becomes clean here,
-  // in whole blocks, however the source described it.
-  if (done_) {
-    scratch_.clear();
-    for (const Extent& piece : planned_) {
-      if (piece.clean) {
-        scratch_.push_back(piece);
-      } else {
-        CarveDone(piece, *done_, &scratch_);
-      }
-    }
-    planned_.swap(scratch_);
-  }
   uint64_t zero_bytes = 0;
-  for (Extent& piece : planned_) {
-    if (piece.clean && rules_.clean_as_zero) {
-      piece.zero = true;
-      mapped_.push_back(piece);
-    } else if (piece.clean && !rules_.describe_clean) {
-      clean_bytes_ += piece.length;  // an incremental copy leaves it alone
-    } else {
-      if (piece.zero && !piece.clean) zero_bytes += piece.length;
-      mapped_.push_back(piece);
-    }
-  }
+  for (const Extent& planned : planned_) zero_bytes += HandOut(planned);
   if (!ask || !skip_costly_maps_ || extents == 0) return;
   if (MapPaid(start, cursor_, extents, zero_bytes)) {
     unpaid_maps_ = 0;
@@ -135,6 +117,43 @@ void WorkMap::MapWindow(Endpoint& source, bool use_extents) {
     unasked_ = std::min(kFirstWindow << std::min(unpaid_maps_, 8u), kMaxUnasked);
     window_ = kFirstWindow;
   }
+}
+
+uint64_t WorkMap::HandOut(const Extent& planned) {
+  if (planned.clean) {  // unchanged since the dirty bitmap's checkpoint
+    clean_bytes_ += planned.length;
+    return 0;
+  }
+  // The parts of the planned range and their kinds (nullopt: skipped).
+  struct Part {
+    uint64_t offset, end;
+    std::optional<PieceKind> kind;
+  };
+  std::vector<Part> parts;
+  const PieceKind copied = planned.zero ? PieceKind::kZero : PieceKind::kData;
+  Carve(planned.offset, planned.offset + planned.length, unlisted_,
+        [&](uint64_t offset, uint64_t end, bool unlisted) {
+          if (unlisted) return parts.push_back({offset, end, CoveredKind(planned, true)});
+          Carve(offset, end, done_, [&](uint64_t from, uint64_t to, bool done) {
+            parts.push_back({from, to, done ? CoveredKind(planned, false) : copied});
+          });
+        });
+  uint64_t zero_bytes = 0;
+  for (const Part& part : parts) {
+    if (!part.kind) {
+      clean_bytes_ += part.end - part.offset;
+      continue;
+    }
+    if (*part.kind == PieceKind::kZero) zero_bytes += part.end - part.offset;
+    mapped_.push_back(Piece{part.offset, part.end - part.offset, *part.kind});
+  }
+  return zero_bytes;
+}
+
+std::optional<PieceKind> WorkMap::CoveredKind(const Extent& planned, bool unlisted) const {
+  if (unlisted) return unlisted_as_zero_ ? std::optional(PieceKind::kHashAsZero) : std::nullopt;
+  if (!hash_done_) return std::nullopt;
+  return planned.zero ? PieceKind::kHashAsZero : PieceKind::kHashOnly;
 }
 
 }  // namespace nbdcopy

@@ -2,7 +2,9 @@
 // it with the source's extents as it goes: the source is asked for one
 // window at a time, so extents are fetched once per window, not once per
 // request, and PlanPieces (piece_planner.h) turns each answer into
-// pieces that obey the block-size rules.
+// ranges that obey the block-size rules. It is the one place that decides
+// each piece's kind (plan/piece.h): from what the source says, what the
+// copy covers (plan/coverage.h) and what must be copied again.
 //
 // A map is worth asking for only where it lets the copy skip more reading
 // than the map itself costs: a server describes each extent with work, and
@@ -30,6 +32,8 @@
 #include "base/mutex.h"
 #include "base/range_set.h"
 #include "nbdcopy/endpoint.h"
+#include "plan/coverage.h"
+#include "plan/piece.h"
 #include "plan/piece_planner.h"
 
 namespace nbdcopy {
@@ -51,38 +55,31 @@ class WorkMap {
   // skip_costly_maps: may copy ranges without asking for their extents
   // (above); only for copies whose zero detection finds the holes again, and
   // never for an incremental copy (clean ranges come only with the map).
-  // done (optional): ranges already copied (a checkpoint's) or not to be
-  // copied (outside a --ranges list). Their whole blocks of rules.alignment
-  // (and a short last block) are clean pieces, however the source
-  // describes them: skipped, or handed out marked clean with
-  // rules.describe_clean or rules.clean_as_zero.
+  // coverage (optional: everything is copied): the whole blocks of
+  // rules.alignment (and a short last block) of its unlisted and done
+  // ranges are skipped or hashed as it says, however the source describes
+  // them.
   explicit WorkMap(const PlanRules& rules, bool skip_costly_maps = false,
-                   const RangeSet* done = nullptr)
-      : rules_(rules),
-        skip_costly_maps_(skip_costly_maps),
-        done_(done != nullptr ? std::optional<RangeSet>(
-                                    done->AlignedInward(rules.alignment, rules.image_size))
-                              : std::nullopt),
-        window_(skip_costly_maps ? kFirstWindow : kWindow) {}
+                   const Coverage* coverage = nullptr);
 
-  // Appends to *pieces the next pieces: zero pieces met on the way
-  // and data pieces totalling at least batch_bytes (unless the image
-  // ends first), in image order. When the map has run out, asks `source`
-  // for the extents of the next window (or treats it all as data when
-  // !use_extents). A failed or useless extents answer makes that range
+  // Appends to *pieces the next pieces: pieces that read nothing met on
+  // the way and pieces that read totalling at least batch_bytes (unless the
+  // image ends first), in image order. When the map has run out, asks
+  // `source` for the extents of the next window (or treats it all as data
+  // when !use_extents). A failed or useless extents answer makes that range
   // data. Returns false when no work is left.
-  // With rules.skip_clean, clean ranges are never handed out (but with
-  // rules.describe_clean, as pieces marked clean: to hash, not to write).
+  // With rules.skip_clean, ranges clean in the source's dirty bitmap are
+  // never handed out.
   bool TakeBatch(Endpoint& source, bool use_extents, uint64_t batch_bytes,
-                 std::deque<Extent>* pieces) EXCLUDES(mutex_);
+                 std::deque<Piece>* pieces) EXCLUDES(mutex_);
 
-  // --retry: ranges handed out before, to be copied again (as data pieces
-  // marked redo); TakeBatch hands them out before anything else.
+  // --retry: ranges handed out before, to be copied again (kCopyAgain
+  // pieces); TakeBatch hands them out before anything else.
   // REQUIRES the ranges lie within the image and are aligned as pieces are.
-  void Redo(const RangeSet& ranges) EXCLUDES(mutex_);
-  bool has_redo() EXCLUDES(mutex_) {
+  void CopyAgain(const RangeSet& ranges) EXCLUDES(mutex_);
+  bool has_copy_again() EXCLUDES(mutex_) {
     MutexLock lock(mutex_);
-    return !redo_.empty();
+    return !copy_again_.empty();
   }
 
   Stats stats() EXCLUDES(mutex_) {
@@ -90,7 +87,8 @@ class WorkMap {
     return stats_;
   }
 
-  // Bytes of clean ranges skipped so far (rules.skip_clean).
+  // Bytes skipped so far: clean in the dirty bitmap (rules.skip_clean),
+  // or unlisted or done and not hashed.
   uint64_t clean_bytes() EXCLUDES(mutex_) {
     MutexLock lock(mutex_);
     return clean_bytes_;
@@ -110,15 +108,25 @@ class WorkMap {
 
   void MapMore(Endpoint& source, bool use_extents) REQUIRES(mutex_);
   void MapWindow(Endpoint& source, bool use_extents) REQUIRES(mutex_);
+  // The planned range as pieces, carved by the coverage; returns the bytes
+  // of zero operations among them (what a map saves).
+  uint64_t HandOut(const Extent& planned) REQUIRES(mutex_);
+  // The kind of a part of `planned` inside the unlisted or done ranges;
+  // nullopt: skipped.
+  std::optional<PieceKind> CoveredKind(const Extent& planned, bool unlisted) const;
 
   const PlanRules rules_;
   Mutex mutex_;
-  uint64_t cursor_ GUARDED_BY(mutex_) = 0;        // first offset not yet mapped
-  std::deque<Extent> mapped_ GUARDED_BY(mutex_);  // planned, not handed out
+  uint64_t cursor_ GUARDED_BY(mutex_) = 0;       // first offset not yet mapped
+  std::deque<Piece> mapped_ GUARDED_BY(mutex_);  // planned, not handed out
   uint64_t clean_bytes_ GUARDED_BY(mutex_) = 0;
   const bool skip_costly_maps_;
-  const std::optional<RangeSet> done_;  // in whole blocks
-  std::deque<Extent> redo_ GUARDED_BY(mutex_);
+  // The coverage's ranges, in whole blocks, and what becomes of them.
+  const RangeSet unlisted_;
+  const RangeSet done_;
+  const bool hash_done_;
+  const bool unlisted_as_zero_;
+  std::deque<Piece> copy_again_ GUARDED_BY(mutex_);
   uint64_t window_ GUARDED_BY(mutex_);           // the next window to ask for
   uint64_t unasked_ GUARDED_BY(mutex_) = 0;      // the next stretch copied without asking
   unsigned unpaid_maps_ GUARDED_BY(mutex_) = 0;  // maps in a row that did not pay

@@ -12,7 +12,9 @@
 #   assumed zero); checkpoints >= 1;
 # - --progress=FD on a resumed copy starts at the done fraction (its first
 #   N/100 line), never goes back, ends at 100/100;
-# - --verify on a resumed copy passes, and catches damage in a done range
+# - --verify on a resumed copy passes, in both engines, and --json's size
+#   is the source's (a resumed --synchronous copy once verified, and
+#   reported, only the bytes it wrote), and catches damage in a done range
 #   (which the resumed copy leaves alone);
 # - --dirty-bitmap: an incremental copy killed and resumed equals the
 #   uninterrupted incremental copy (and a fresh full copy but for the
@@ -153,6 +155,14 @@ edit "$map" "$T/c.img"
     fail "--verify on a resumed copy failed"
 [[ $(json_field "$T/v.json" 'r["verify"]["match"]') == True ]] || fail "--verify: no match in the report"
 assert_same_file "$src" "$T/c.img" "--verify on a resumed copy"
+edit "$map" "$T/c.img"
+"$NBDCOPY" --synchronous --verify --json --checkpoint="$map" "$src" "$T/c.img" >"$T/vs.json" 2>"$T/vs.err" ||
+    fail "--verify on a resumed --synchronous copy failed: $(cat "$T/vs.err")"
+[[ $(json_field "$T/vs.json" 'r["verify"]["match"]') == True ]] ||
+    fail "--synchronous --verify: no match in the report"
+[[ $(json_field "$T/vs.json" 'r["size"]') == "$size" ]] ||
+    fail "a resumed --synchronous copy reports size $(json_field "$T/vs.json" 'r["size"]'), the source has $size"
+assert_same_file "$src" "$T/c.img" "--verify on a resumed --synchronous copy"
 edit "$map" "$T/c.img"
 damage=$((6 * MiB + 12345))  # inside the done run [3100001, size), past its first 64 KiB
 printf 'damaged!' | dd of="$T/c.img" bs=1 seek="$damage" conv=notrunc status=none

@@ -70,9 +70,9 @@ TEST_P(CancelTest, EngineStopsAndFinishesWhatItStarted) {
   Progress progress(ProgressMode::kNone, -1, size);
   CopyStats stats;
   CopyPlan plan = Plan(synchronous);
-  Status status = synchronous
-                      ? SyncCopy(plan, source, destination, progress, nullptr, nullptr, &stats)
-                      : ParallelCopy(plan, source, destination, progress, nullptr, &stats);
+  CopyBooks books(plan, progress, nullptr, nullptr, nullptr);
+  Status status = synchronous ? SyncCopy(plan, source, destination, books, nullptr, &stats)
+                              : ParallelCopy(plan, source, destination, books, &stats);
 
   ASSERT_FALSE(status.ok());
   EXPECT_EQ(status.message(), "interrupted");

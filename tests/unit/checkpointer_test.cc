@@ -175,10 +175,9 @@ TEST(CheckpointerTest, ADestinationRestartLosesNothingInEitherEngine) {
       Checkpointer checkpointer(RangeSet(), nullptr, kNever, 256 * kKiB);
       Progress progress(ProgressMode::kNone, -1, size);
       CopyPlan plan = SmallPlan(synchronous);
-      Status status = synchronous ? SyncCopy(plan, source, destination, progress, nullptr, nullptr,
-                                             nullptr, &checkpointer)
-                                  : ParallelCopy(plan, source, destination, progress, nullptr,
-                                                 nullptr, &checkpointer);
+      CopyBooks books(plan, progress, nullptr, nullptr, &checkpointer);
+      Status status = synchronous ? SyncCopy(plan, source, destination, books)
+                                  : ParallelCopy(plan, source, destination, books);
       ASSERT_TRUE(status.ok()) << status.message();
       ASSERT_EQ(destination.reconnections(), 1u);
       EXPECT_EQ(destination.data(), source.data())
@@ -201,14 +200,15 @@ TEST(CheckpointerTest, AResumedCopyNeitherReadsNorWritesWhatIsDone) {
     std::copy_n(source.data().begin() + 1024 * kKiB, 256 * kKiB,
                 destination.mutable_data().begin() + 1024 * kKiB);
     CopyPlan plan = SmallPlan(synchronous);
-    plan.skip_ranges = done;
+    auto coverage = std::make_shared<Coverage>();
+    coverage->done = *done;
+    plan.coverage = coverage;
     Recorder recorder;
     Checkpointer checkpointer(*done, recorder.Function(), kNever, 1ULL << 40);
     Progress progress(ProgressMode::kNone, -1, size);
-    Status status = synchronous ? SyncCopy(plan, source, destination, progress, nullptr, nullptr,
-                                           nullptr, &checkpointer)
-                                : ParallelCopy(plan, source, destination, progress, nullptr,
-                                               nullptr, &checkpointer);
+    CopyBooks books(plan, progress, nullptr, nullptr, &checkpointer);
+    Status status = synchronous ? SyncCopy(plan, source, destination, books)
+                                : ParallelCopy(plan, source, destination, books);
     ASSERT_TRUE(status.ok()) << status.message();
     EXPECT_EQ(destination.data(), source.data());
     for (const Operation& op : source.OpsNamed("read")) {

@@ -9,7 +9,14 @@ namespace {
 
 constexpr uint64_t kMiB = 1024 * 1024;
 
-std::deque<Extent> Pieces(std::initializer_list<Extent> pieces) { return pieces; }
+// Pieces from {offset, length, zero}: kZero or kData.
+std::deque<Piece> Pieces(std::initializer_list<Extent> extents) {
+  std::deque<Piece> pieces;
+  for (const Extent& e : extents) {
+    pieces.push_back({e.offset, e.length, e.zero ? PieceKind::kZero : PieceKind::kData});
+  }
+  return pieces;
+}
 
 TEST(CloneRuleTest, JoinsContiguousDataPiecesUpToAZeroPiece) {
   CloneRule rule(true);
@@ -25,9 +32,9 @@ TEST(CloneRuleTest, JoinsContiguousDataPiecesUpToAZeroPiece) {
 TEST(CloneRuleTest, RunsStopAtAGapAndAtTheLargestRun) {
   CloneRule rule(true);
   EXPECT_EQ(rule.Next(Pieces({{0, kMiB, false}, {2 * kMiB, kMiB, false}}))->pieces, 1u);
-  std::deque<Extent> many;
+  std::deque<Piece> many;
   for (uint64_t offset = 0; offset < 2 * CloneRule::kMaxRun; offset += 256 * kMiB) {
-    many.push_back({offset, 256 * kMiB, false});
+    many.push_back({offset, 256 * kMiB, PieceKind::kData});
   }
   EXPECT_EQ(rule.Next(many)->length, CloneRule::kMaxRun);
 }
@@ -36,6 +43,20 @@ TEST(CloneRuleTest, NothingToTryWhenDisabledOrAtAZeroPiece) {
   EXPECT_FALSE(CloneRule(false).Next(Pieces({{0, kMiB, false}})));
   EXPECT_FALSE(CloneRule(true).Next(Pieces({{0, kMiB, true}})));
   EXPECT_FALSE(CloneRule(true).Next({}));
+}
+
+// A run is of one kind, so that the books count it as one: a range copied
+// again is not counted a second time, and hash-only pieces are never
+// written, let alone cloned.
+TEST(CloneRuleTest, ARunIsOfOneKindAndOnlyOfPiecesThatWrite) {
+  CloneRule rule(true);
+  std::deque<Piece> mixed = {{0, kMiB, PieceKind::kCopyAgain},
+                             {kMiB, kMiB, PieceKind::kCopyAgain},
+                             {2 * kMiB, kMiB, PieceKind::kData}};
+  ASSERT_TRUE(rule.Next(mixed));
+  EXPECT_EQ(rule.Next(mixed)->pieces, 2u);
+  EXPECT_FALSE(rule.Next({{0, kMiB, PieceKind::kHashOnly}}));
+  EXPECT_FALSE(rule.Next({{0, kMiB, PieceKind::kHashAsZero}}));
 }
 
 TEST(CloneRuleTest, UnsupportedEndsTheAttempts) {

@@ -84,9 +84,9 @@ TEST_P(IncrementalCopyTest, OnlyDirtyRangesAreTouched) {
   for (const Range& r : kDirty) dirty_bytes += r.length;
   Progress progress(ProgressMode::kNone, -1, dirty_bytes);
   CopyStats stats;
-  Status status = plan.synchronous
-                      ? SyncCopy(plan, source, destination, progress, nullptr, nullptr, &stats)
-                      : ParallelCopy(plan, source, destination, progress, nullptr, &stats);
+  CopyBooks books(plan, progress, nullptr, nullptr, nullptr);
+  Status status = plan.synchronous ? SyncCopy(plan, source, destination, books, nullptr, &stats)
+                                   : ParallelCopy(plan, source, destination, books, &stats);
   ASSERT_TRUE(status.ok()) << status.message();
 
   std::vector<std::byte> expected = now;

@@ -57,7 +57,8 @@ struct Fixture {
   Status Copy(CopyPlan plan) {
     plan.connections = workers;
     Progress progress(ProgressMode::kNone, -1, source.info().size);
-    return ParallelCopy(plan, source, destination, progress, nullptr, &stats);
+    CopyBooks books(plan, progress, nullptr, nullptr, nullptr);
+    return ParallelCopy(plan, source, destination, books, &stats);
   }
   std::vector<Operation> All(const std::string& op) { return destination.OpsNamed(op); }
 
@@ -157,7 +158,8 @@ TEST(ParallelCopyTest, RangesRefusedAfterClonesAreCopiedOnceAndCounted) {
   plan.skip_zero_ranges = false;
   Progress progress(ProgressMode::kNone, -1, size);
   plan.connections = f.workers;
-  ASSERT_TRUE(ParallelCopy(plan, f.source, f.destination, progress, nullptr, &f.stats).ok());
+  CopyBooks books(plan, progress, nullptr, nullptr, nullptr);
+  ASSERT_TRUE(ParallelCopy(plan, f.source, f.destination, books, &f.stats).ok());
   EXPECT_EQ(f.destination.data(), f.source.data());
   EXPECT_GT(f.stats.bytes_cloned, 0u);
   uint64_t written = 0;
@@ -185,7 +187,8 @@ TEST(ParallelCopyTest, NoCloneStartsOnceACancelWasAsked) {
   plan.skip_zero_ranges = true;
   plan.connections = 1;
   CancelOnFirstProgress progress;
-  Status status = ParallelCopy(plan, f.source, f.destination, progress, nullptr, &f.stats);
+  CopyBooks books(plan, progress, nullptr, nullptr, nullptr);
+  Status status = ParallelCopy(plan, f.source, f.destination, books, &f.stats);
   ResetCancelForTesting();
   EXPECT_EQ(status.message(), "interrupted");
   EXPECT_TRUE(f.All("clone").empty()) << f.All("clone").size() << " clones after the cancel";

@@ -44,7 +44,8 @@ std::vector<Operation> OpsNamed(const MemoryEndpoint& endpoint, const std::strin
 
 Status Copy(const CopyPlan& plan, MemoryEndpoint& source, MemoryEndpoint& destination) {
   Progress progress(ProgressMode::kNone, -1, source.info().size);
-  return SyncCopy(plan, source, destination, progress);
+  CopyBooks books(plan, progress, nullptr, nullptr, nullptr);
+  return SyncCopy(plan, source, destination, books);
 }
 
 TEST(SyncCopyTest, ClonesDataWhereTheDestinationCan) {
@@ -55,7 +56,8 @@ TEST(SyncCopyTest, ClonesDataWhereTheDestinationCan) {
   plan.clone_data = true;
   Progress progress(ProgressMode::kNone, -1, source.info().size);
   CopyStats stats;
-  ASSERT_TRUE(SyncCopy(plan, source, destination, progress, nullptr, nullptr, &stats).ok());
+  CopyBooks books(plan, progress, nullptr, nullptr, nullptr);
+  ASSERT_TRUE(SyncCopy(plan, source, destination, books, nullptr, &stats).ok());
   EXPECT_EQ(destination.data(), source.data());
   EXPECT_TRUE(OpsNamed(source, "read").empty());
   EXPECT_TRUE(OpsNamed(destination, "write").empty());
@@ -266,7 +268,9 @@ TEST(SyncCopyTest, ProgressEndsAt100) {
   auto destination = MemoryEndpoint::Zeroes(1024 * kKiB);
   Progress progress(ProgressMode::kFd, fds[1], source.info().size);
   progress.Start();
-  ASSERT_TRUE(SyncCopy(Plan(64 * kKiB), source, destination, progress).ok());
+  const CopyPlan plan = Plan(64 * kKiB);
+  CopyBooks books(plan, progress, nullptr, nullptr, nullptr);
+  ASSERT_TRUE(SyncCopy(plan, source, destination, books).ok());
   progress.Finish();
   close(fds[1]);
   std::string text;

@@ -52,10 +52,10 @@ TEST(WorkMapTest, AllCleanWindowsAreCrossedNotTheEnd) {
   // Two whole clean windows before the only dirty range.
   CleanImage source(4 * kGiB, 2 * kGiB + 3 * kMiB, 2 * kMiB);
   WorkMap map(IncrementalRules(4 * kGiB));
-  std::deque<Extent> pieces;
+  std::deque<Piece> pieces;
   ASSERT_TRUE(map.TakeBatch(source, true, 8 * kMiB, &pieces));
-  EXPECT_EQ(pieces, (std::deque<Extent>{{2 * kGiB + 3 * kMiB, kMiB, false},
-                                        {2 * kGiB + 4 * kMiB, kMiB, false}}));
+  EXPECT_EQ(pieces, (std::deque<Piece>{{2 * kGiB + 3 * kMiB, kMiB, PieceKind::kData},
+                                       {2 * kGiB + 4 * kMiB, kMiB, PieceKind::kData}}));
   pieces.clear();
   EXPECT_FALSE(map.TakeBatch(source, true, 8 * kMiB, &pieces));
   EXPECT_TRUE(pieces.empty());
@@ -69,9 +69,10 @@ TEST(WorkMapTest, FailedExtentsOfADirtySourceAreCopied) {
   source.AddCleanExtent(0, 2 * kMiB);
   source.FailOn("extents");
   WorkMap map(IncrementalRules(2 * kMiB));
-  std::deque<Extent> pieces;
+  std::deque<Piece> pieces;
   ASSERT_TRUE(map.TakeBatch(source, true, 8 * kMiB, &pieces));
-  EXPECT_EQ(pieces, (std::deque<Extent>{{0, kMiB, false}, {kMiB, kMiB, false}}));
+  EXPECT_EQ(pieces,
+            (std::deque<Piece>{{0, kMiB, PieceKind::kData}, {kMiB, kMiB, PieceKind::kData}}));
   EXPECT_EQ(map.clean_bytes(), 0u);
 }
 
@@ -130,13 +131,13 @@ struct Drained {
 // Takes every piece, checking that they cover [0, size) in order.
 Drained Drain(WorkMap& map, Endpoint& source, uint64_t size) {
   Drained drained;
-  std::deque<Extent> pieces;
+  std::deque<Piece> pieces;
   uint64_t expected = 0;
   while (map.TakeBatch(source, true, 8 * kMiB, &pieces)) {
-    for (const Extent& piece : pieces) {
+    for (const Piece& piece : pieces) {
       EXPECT_EQ(piece.offset, expected);
       expected += piece.length;
-      (piece.zero ? drained.zero_bytes : drained.data_bytes) += piece.length;
+      (piece.kind == PieceKind::kZero ? drained.zero_bytes : drained.data_bytes) += piece.length;
     }
     pieces.clear();
   }
@@ -206,6 +207,93 @@ TEST(WorkMapTest, ALargeHoleAfterADenseRangeIsFoundWithinTheBound) {
   EXPECT_GT(map.stats().bytes_unasked, 0u);
   EXPECT_LE(drained.data_bytes, dense + 256 * kMiB);
   EXPECT_GE(drained.zero_bytes, size - dense - 256 * kMiB);
+}
+
+// Every piece the map hands out, in order.
+std::vector<Piece> TakeAll(WorkMap& map, Endpoint& source) {
+  std::vector<Piece> all;
+  std::deque<Piece> pieces;
+  while (map.TakeBatch(source, true, 8 * kMiB, &pieces)) {
+    all.insert(all.end(), pieces.begin(), pieces.end());
+    pieces.clear();
+  }
+  return all;
+}
+
+// 4 MiB: data, then a hole from 2 MiB.
+fakes::MemoryEndpoint DataThenHole() {
+  auto source = fakes::MemoryEndpoint::Zeroes(4 * kMiB);
+  source.AddZeroExtent(2 * kMiB, 2 * kMiB);
+  return source;
+}
+
+PlanRules BlockRules(uint64_t size) {
+  PlanRules rules = CopyRules(size);
+  rules.alignment = 64 * 1024;
+  return rules;
+}
+
+TEST(WorkMapTest, DoneRangesAreLeftAloneInWholeBlocks) {
+  auto source = DataThenHole();
+  Coverage coverage;
+  // Whole blocks from 64 KiB to 1 MiB; the partial blocks at its edges are copied.
+  coverage.done.Add(100, kMiB - 100 + 1000);
+  WorkMap map(BlockRules(4 * kMiB), false, &coverage);
+  EXPECT_EQ(TakeAll(map, source), (std::vector<Piece>{{0, 64 * 1024, PieceKind::kData},
+                                                      {kMiB, kMiB, PieceKind::kData},
+                                                      {2 * kMiB, 2 * kMiB, PieceKind::kZero}}));
+  EXPECT_EQ(map.clean_bytes(), kMiB - 64 * 1024);
+}
+
+TEST(WorkMapTest, DoneRangesAreHashedWhenTheDigestCoversTheSource) {
+  auto source = DataThenHole();
+  Coverage coverage;
+  coverage.done.Add(kMiB, 2 * kMiB);  // data, then hole
+  coverage.hash_done = true;
+  WorkMap map(BlockRules(4 * kMiB), false, &coverage);
+  EXPECT_EQ(TakeAll(map, source), (std::vector<Piece>{{0, kMiB, PieceKind::kData},
+                                                      {kMiB, kMiB, PieceKind::kHashOnly},
+                                                      {2 * kMiB, kMiB, PieceKind::kHashAsZero},
+                                                      {3 * kMiB, kMiB, PieceKind::kZero}}));
+  EXPECT_EQ(map.clean_bytes(), 0u);
+}
+
+TEST(WorkMapTest, UnlistedRangesAreSkippedOrCountedAsZeroes) {
+  auto source = DataThenHole();
+  Coverage coverage;
+  coverage.unlisted.Add(0, kMiB);
+  coverage.unlisted.Add(3 * kMiB, kMiB);
+  coverage.done.Add(kMiB, kMiB);  // a resumed --ranges copy
+  {
+    WorkMap map(BlockRules(4 * kMiB), false, &coverage);
+    EXPECT_EQ(TakeAll(map, source), (std::vector<Piece>{{2 * kMiB, kMiB, PieceKind::kZero}}));
+    EXPECT_EQ(map.clean_bytes(), 3 * kMiB);
+  }
+  coverage.done.Clear();
+  coverage.unlisted_as_zero = true;  // --verify of the listed ranges
+  WorkMap map(BlockRules(4 * kMiB), false, &coverage);
+  EXPECT_EQ(TakeAll(map, source), (std::vector<Piece>{{0, kMiB, PieceKind::kHashAsZero},
+                                                      {kMiB, kMiB, PieceKind::kData},
+                                                      {2 * kMiB, kMiB, PieceKind::kZero},
+                                                      {3 * kMiB, kMiB, PieceKind::kHashAsZero}}));
+}
+
+TEST(WorkMapTest, RangesToCopyAgainComeFirstInRequestSizedPieces) {
+  auto source = DataThenHole();
+  WorkMap map(BlockRules(4 * kMiB));
+  map.CopyAgain(RangeSet());
+  EXPECT_FALSE(map.has_copy_again());
+  RangeSet lost;
+  lost.Add(kMiB, 2 * kMiB);
+  map.CopyAgain(lost);
+  EXPECT_TRUE(map.has_copy_again());
+  std::deque<Piece> pieces;
+  ASSERT_TRUE(map.TakeBatch(source, true, kMiB, &pieces));
+  EXPECT_EQ(pieces, (std::deque<Piece>{{kMiB, kMiB, PieceKind::kCopyAgain}}));
+  pieces.clear();
+  ASSERT_TRUE(map.TakeBatch(source, true, kMiB, &pieces));
+  EXPECT_EQ(pieces.front(), (Piece{2 * kMiB, kMiB, PieceKind::kCopyAgain}));
+  EXPECT_FALSE(map.has_copy_again());
 }
 
 }  // namespace

@@ -1,0 +1,130 @@
+// Everything a copy records besides moving bytes, behind one seam that both
+// engines call the same way: progress, the checksum, the --rate cap, the
+// ranges done and made durable (--checkpoint, --retry: engine/checkpointer.h),
+// the ranges a destination restart hands back to copy again, and the flush
+// at the end. Each of those features lives here once; a copy loop only says
+// what happened to a piece (plan/piece.h): started, read, zeroes, done.
+// Without a feature its calls cost a test of a null pointer.
+//
+// CopyBooks is the copy's, shared by its loops; each loop (a worker of the
+// parallel engine, the synchronous engine) keeps a Bookkeeper of its own,
+// which gathers neighbouring completions before telling the shared books
+// (one lock per run of them, not per request) and watches its own
+// destination connection for restarts.
+#ifndef NBDCOPY_ENGINE_COPY_BOOKS_H_
+#define NBDCOPY_ENGINE_COPY_BOOKS_H_
+
+#include <atomic>
+#include <cstdint>
+#include <optional>
+#include <span>
+
+#include "engine/checkpointer.h"
+#include "engine/progress_sink.h"
+#include "engine/rate_limiter.h"
+#include "hash/blkhash.h"
+#include "nbdcopy/endpoint.h"
+#include "plan/copy_plan.h"
+#include "plan/piece.h"
+#include "plan/work_map.h"
+
+namespace nbdcopy {
+
+// The failure of a copy from a stream whose destination reconnected: the
+// server may have lost writes, and the stream cannot be read again.
+[[nodiscard]] Status CannotCopyAgain(const Endpoint& destination);
+
+// Thread safety: every method may be called from any loop's thread.
+class CopyBooks {
+ public:
+  // blkhash: nullptr, or the checksum, fed by block index in any order
+  // (the parallel engine); sequential: nullptr, or the checksum fed in
+  // image order (the synchronous engine). checkpointer: nullptr, or what
+  // records the done ranges. All must outlive the books.
+  CopyBooks(const CopyPlan& plan, ProgressSink& progress, Blkhash* blkhash,
+            SequentialBlkhash* sequential, Checkpointer* checkpointer);
+
+  // The copy failed: progress counts nothing more (no 100 % for it), but
+  // ranges done still become durable at the last checkpoint.
+  void StopCounting() { counting_.store(false, std::memory_order_relaxed); }
+
+  // The end of a round of the loops (all have ended): with a checkpointer,
+  // the last checkpoint, which is also the flush, and into `map` what a
+  // loss of `destination` during it hands back (*again: there is more to
+  // copy, another round; map nullptr: a stream, which cannot be read
+  // again: CannotCopyAgain); without one, plan.flush's flush. stopped: the
+  // copy failed or was interrupted: only what is durable is kept, and the
+  // caller ignores what this returns.
+  [[nodiscard]] Status EndRound(Endpoint& destination, WorkMap* map, bool stopped, bool* again);
+
+ private:
+  friend class Bookkeeper;
+
+  const CopyPlan& plan_;
+  ProgressSink& progress_;
+  Blkhash* const blkhash_;
+  SequentialBlkhash* const sequential_;
+  Checkpointer* const checkpointer_;
+  std::optional<RateLimiter> rate_;  // --rate
+  std::atomic<bool> counting_{true};
+};
+
+// One loop's view of the books. Thread safety: one thread.
+class Bookkeeper {
+ public:
+  using Clock = RateLimiter::Clock;
+
+  // destination: this loop's own connection (its restarts are watched).
+  Bookkeeper(CopyBooks& books, const Endpoint& destination);
+  ~Bookkeeper() { Tell(); }
+
+  // --rate, for a loop that must not block: zero when `length` more bytes
+  // may be read now (they are counted), else how long to wait before asking
+  // again.
+  [[nodiscard]] Clock::duration ReadWait(uint64_t length);
+  // --rate, blocking: returns once `length` bytes may be read, or a cancel
+  // was asked.
+  void AwaitRead(uint64_t length);
+
+  // What a piece notes when it starts, and hands to Done: the destination's
+  // epoch (a piece that started before a restart is copied again).
+  uint64_t Started() const;
+
+  // `data` of `piece`, read at offset: into the checksum (a piece copied
+  // again was hashed the first time).
+  void Read(const Piece& piece, uint64_t offset, std::span<const std::byte> data);
+  // A piece that reads as zeroes (kZero, kHashAsZero): into the checksum.
+  // REQUIRES piece.offset is a multiple of the checksum's block.
+  void Zeroes(const Piece& piece);
+
+  // Every destination operation of [offset, offset + length) of a piece of
+  // `kind` (kData, kZero, kCopyAgain) was acknowledged, or none was needed:
+  // progress (a piece copied again counted the first time), and the range
+  // done for the checkpointer. written: data bytes written there (what a
+  // crash would cost to copy again). started: what Started() said.
+  void Done(PieceKind kind, uint64_t offset, uint64_t length, uint64_t started, uint64_t written);
+
+  // Between pieces: a checkpoint when one is due, and into `map` what a
+  // restart of this loop's destination connection hands back (*again is
+  // set when it did). stopping: the copy is ending: no new checkpoint.
+  // Cheap when nothing happened. Returns a failed checkpoint.
+  [[nodiscard]] Status Between(Endpoint& destination, WorkMap& map, bool stopping, bool* again);
+  // The loop ends: what it gathered is told, then as Between.
+  [[nodiscard]] Status AtEnd(Endpoint& destination, WorkMap& map, bool stopping, bool* again);
+
+ private:
+  // Tells the checkpointer the run of completions gathered.
+  void Tell();
+
+  // Completions are told at least every 64 MiB.
+  static constexpr uint64_t kMostGathered = 64ULL << 20;
+
+  CopyBooks& books_;
+  uint64_t seen_reconnections_;  // of this loop's destination connection
+  uint64_t gathered_offset_ = 0, gathered_length_ = 0, gathered_epoch_ = 0;
+  uint64_t gathered_written_ = 0;
+};
+
+}  // namespace nbdcopy
+
+#endif  // NBDCOPY_ENGINE_COPY_BOOKS_H_
