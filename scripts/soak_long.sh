@@ -22,7 +22,9 @@
 #              so that a run lasts 0.5..3 s, sometimes --verify or
 #              --allocated, NBDCOPY_CHECKPOINT_SECONDS 0.2..5;
 #   faults     0..3 SIGKILLs of nbdcopy (one each in the first runs, at a
-#              random moment); a drop proxy in front of either server or
+#              random moment: half of them a random time after the run's
+#              first checkpoint, so that the next run resumes from done
+#              ranges); a drop proxy in front of either server or
 #              both (close, reset or silence with --timeout=2; --drop-every
 #              or --drop-after 1..8 MiB; 1..3 drops; refusing new
 #              connections for 0..1 s after a drop, by closing or by not
@@ -103,6 +105,9 @@ mkdir "$T/lib"
 cp "$TEST_LIB/drop_proxy.py" "$T/lib/"
 TEST_LIB=$T/lib
 
+# A command that fails the soak itself says where (set -e alone is silent).
+set -o errtrace
+trap 'echo "[soak-long] error: line $LINENO: $BASH_COMMAND (status $?)" >&2' ERR
 MAX_RUNS=15 MAX_SECONDS=240 WATCHDOG=${SOAK_WATCHDOG:-60}
 # A sleep without a fork (the watch loop runs 20 times a second).
 exec {sleep_fd}<> <(:)
@@ -318,7 +323,8 @@ draw_plan() {
     done
     ((plan[silence])) && opts+=(--timeout=2)
 
-    # Kills: the i-th in run i, kill_ms after the start.
+    # Kills: the i-th in run i, kill_ms after the start (or, below, after
+    # its first checkpoint).
     local k i
     pick k 0 0 1 1 2 3
     plan[kills]=""
@@ -345,6 +351,17 @@ draw_plan() {
         plan[restarts]+="${plan[outage]}:$((RANDOM % target)):$down.5:outage "
     fi
     plan[opts]="${opts[*]}"
+
+    # Half the kills land DELAY ms after the run's first checkpoint
+    # ("cDELAY"; never, if it makes none), so that the next run resumes
+    # from done ranges.  (Drawn last: the draws above are those of the
+    # plans before this was added.)
+    local with_done=() kill
+    for kill in ${plan[kills]}; do
+        if chance 50; then kill=c$((RANDOM % (target / 2 + 1))); fi
+        with_done+=("$kill")
+    done
+    plan[kills]="${with_done[*]}${with_done[*]:+ }"
 }
 
 # TSV and table bookkeeping.
@@ -352,7 +369,7 @@ outcomes=(correct corrupt hang crash mute needless gave-up server-crash)
 declare -A count=() by_src=()
 for o in "${outcomes[@]}"; do count[$o]=0; done
 totals_kills=0 totals_src_drops=0 totals_dst_drops=0 totals_restarts=0 totals_outages=0
-totals_runs=0 totals_expected=0 totals_reconnections=0
+totals_runs=0 totals_expected=0 totals_reconnections=0 totals_resumed=0
 crashed_servers=()
 
 # A run's side events, for the promise: attempts the faults may need.
@@ -403,7 +420,9 @@ check_servers() {
 # (finished, killed, failed, hang, crash, mute).
 run_once() {
     local n=$1
-    local kill_ms=${kills[n - 1]:-} pid t0 progress_at=0 restart="" status=0
+    local kill_ms=${kills[n - 1]:-} pid t0 progress_at=0 restart="" status=0 after_checkpoint=0
+    if [[ $kill_ms == c* ]]; then after_checkpoint=1 kill_ms=${kill_ms#c}; fi
+    : >"$C/run$n.start"  # FILE newer than this: the run made a checkpoint
     local err=$C/run$n.err out=$C/run$n.out prog=$C/run$n.progress json=$C/run$n.json
     local hung=0 killed=0 loops=0
     if ((${#restarts[@]} > 0)); then restart=${restarts[0]}; fi
@@ -420,7 +439,10 @@ run_once() {
     t0=$NOW
     while alive "$pid"; do
         tick
-        if [[ -n $kill_ms ]] && ((NOW - t0 >= kill_ms)); then
+        if ((after_checkpoint)) && [[ $C/copy.map -nt $C/run$n.start ]]; then
+            after_checkpoint=0 t0=$NOW
+        fi
+        if [[ -n $kill_ms ]] && ((!after_checkpoint && NOW - t0 >= kill_ms)); then
             kill -9 "$pid" 2>/dev/null || true
             killed=1
             copy_kills=$((copy_kills + 1))
@@ -500,6 +522,8 @@ run_once() {
     if [[ -s $json ]]; then
         a=$(grep -o '"reconnections":[0-9]*' "$json" | cut -d: -f2 || true)
         copy_reconnections=$((copy_reconnections + ${a:-0}))
+        a=$(grep -o '"bytes_already_done":[0-9]*' "$json" | cut -d: -f2 || true)
+        ((${a:-0} == 0)) || copy_resumed=$((copy_resumed + 1))
     fi
 }
 
@@ -557,7 +581,7 @@ copy_one() {
     read -r -a kills <<<"${plan[kills]}"
     read -r -a restarts <<<"${plan[restarts]}"
     copy_kills=0 copy_src_drops=0 copy_dst_drops=0 copy_restarts=0 copy_outages=0
-    copy_reconnections=0 copy_excused=0 copy_events="" copy_crashes=()
+    copy_reconnections=0 copy_excused=0 copy_events="" copy_crashes=() copy_resumed=0
     local outcome="" statuses="" message="" run=0 start=$SECONDS expected=0 failures=""
     local -A seen=()
     while :; do
@@ -598,7 +622,7 @@ copy_one() {
                     seen[correct]=1
                 else
                     seen[corrupt]=1
-                    message="run $run: $(cmp "$C/src.raw" "$C/dst.img" 2>&1 | head -n 1)"
+                    message="run $run: $(cmp "$C/src.raw" "$C/dst.img" 2>&1 | head -n 1 || true)"
                 fi
                 break ;;
             killed | failed) ;;
@@ -640,7 +664,8 @@ copy_one() {
     faults+=" src-proxy=[${plan[src_proxy]}] dst-proxy=[${plan[dst_proxy]}]"
     faults+=" retry=${plan[retry]} outage=${plan[outage]} checkpoint-seconds=${plan[checkpoint_seconds]}"
     local events="kills=$copy_kills src-drops=$copy_src_drops dst-drops=$copy_dst_drops"
-    events+=" ${copy_events}reconnections=$copy_reconnections expected-failures=$expected end=$end"
+    events+=" ${copy_events}reconnections=$copy_reconnections resumed-runs=$copy_resumed"
+    events+=" expected-failures=$expected end=$end"
     local source="${plan[src]}${plan[src_threads]:+ ${plan[src_threads]}} size=$size"
     ((plan[garbage] == 0)) || source+=" dst-garbage"
     source+=" dst=nbdkit${plan[dst_threads]:+ ${plan[dst_threads]}}"
@@ -664,6 +689,7 @@ copy_one() {
     totals_outages=$((totals_outages + copy_outages))
     totals_expected=$((totals_expected + expected))
     totals_reconnections=$((totals_reconnections + copy_reconnections))
+    totals_resumed=$((totals_resumed + copy_resumed))
 }
 
 # Everything below is one function, read whole before it runs: the script
@@ -711,6 +737,7 @@ main() {
     echo
     echo "Runs: $totals_runs; SIGKILLs: $totals_kills; drops: $totals_src_drops source, $totals_dst_drops destination;"
     echo "server restarts: $totals_restarts ($totals_outages longer than the retries); reconnections (--json of the runs that ended): $totals_reconnections;"
+    echo "runs that ended (not killed) after resuming from done ranges: $totals_resumed;"
     echo "failed runs that were expected (an outage, a server crash, more than --retry could carry): $totals_expected."
     if ((${#crashed_servers[@]} > 0)); then
         echo "Servers that died on their own: $(printf '%s\n' "${crashed_servers[@]}" | sort | uniq -c | awk '{printf "%s%s x%s", (NR>1?", ":""), $2, $1}')."
