@@ -434,7 +434,7 @@ run_once() {
     local err=$C/run$n.err out=$C/run$n.out prog=$C/run$n.progress json=$C/run$n.json
     local hung=0 killed=0 loops=0
     if ((${#restarts[@]} > 0)); then restart=${restarts[0]}; fi
-    need=() run_excused=0 server_died=0
+    need=() run_excused=0 server_died=0 RUN_REFUSING=0
     local since=0 spx0=0 dpx0=0
     [[ -f $T/spx.log ]] && spx0=$(grep -c '^drop ' "$T/spx.log" || true)
     [[ -f $T/dpx.log ]] && dpx0=$(grep -c '^drop ' "$T/dpx.log" || true)
@@ -503,6 +503,7 @@ run_once() {
         [[ $side == dst ]] && n0=$dpx0
         drops=$((drops - n0))
         ((drops > 0)) || continue
+        [[ ${plan[${side}_refuse]:-0} == 0 ]] || RUN_REFUSING=1
         [[ $side == src ]] && copy_src_drops=$((copy_src_drops + drops))
         [[ $side == dst ]] && copy_dst_drops=$((copy_dst_drops + drops))
         refuse=${plan[${side}_refuse]:-0}
@@ -594,13 +595,10 @@ copy_one() {
     local -A seen=()
     while :; do
         run=$((run + 1))
-        # A refusal window of a proxy that dropped at the end of the last
-        # run must be over (a run's first connection is not retried).
+        # A refusal window of a proxy that dropped in the last run must be
+        # over (a run's first connection is not retried).
         if ((run > 1)); then
-            local w=0
-            [[ ${plan[src_refuse]:-0} != 0 ]] && w=1
-            [[ ${plan[dst_refuse]:-0} != 0 ]] && w=1
-            ((w)) && nap 1.2
+            if ((RUN_REFUSING)); then nap 1.2; fi
             check_servers
         fi
         run_once "$run"

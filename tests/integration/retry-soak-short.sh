@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The long-copy soak (scripts/soak_long.sh), short: 20 randomized copies
-# of 4 to 8 MiB (a run without faults takes at most 1.5 s) with
+# of 4 to 6 MiB (a run without faults takes at most 1.2 s) with
 # --checkpoint and --retry, SIGKILLed at random moments, their connections
 # dropped at random (drop_proxy.py in front of the source, the destination
 # or both), their servers (nbdkit file, qemu-nbd raw and qcow2; nbdkit
@@ -19,7 +19,7 @@ seed=${SOAK_SEED:-1}
 
 rc=0
 NBDCOPY=$(command -v "$NBDCOPY") \
-    bash "$repo/scripts/soak_long.sh" -n 20 -s "$seed" -m 8 -d 1500 -o "$T/soak.tsv" \
+    bash "$repo/scripts/soak_long.sh" -n 20 -s "$seed" -m 6 -d 1200 -o "$T/soak.tsv" \
     >"$T/soak.md" 2>"$T/soak.err" || rc=$?
 cat "$T/soak.md" >&2
 [[ -s $T/soak.tsv ]] || { tail -n 20 "$T/soak.err" >&2; fail "the soak wrote no results (exit status $rc)"; }
