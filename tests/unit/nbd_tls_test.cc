@@ -85,5 +85,24 @@ TEST(NbdTlsTest, TlsFailuresAreExplained) {
             "connect: Connection refused");
 }
 
+// What the client sees when the server hangs up mid-handshake is the same
+// for a key the server does not have and for a connection cut just then.
+TEST(NbdTlsTest, AHandshakeTheServerEndedIsAKeyOrACut) {
+  UriTls psk = ParseOk("nbds://alice@h/?tls-psk-file=/k.psk");
+  const std::string ended =
+      "nbd_aio_notify_read: gnutls_handshake: The TLS connection was non-properly terminated. "
+      "(-1/1)";
+  EXPECT_EQ(ExplainConnectFailure(psk, ended),
+            "TLS failed: the server hung up during the handshake: does the server have the same "
+            "key for this user as /k.psk? (or the connection was cut just then) (" +
+                ended + ")");
+  // Once the key worked (a later connection), only the cut is left.
+  EXPECT_EQ(ExplainConnectFailure(psk, ended, true), ended);
+  const std::string decrypt = "nbd_connect_uri: gnutls_handshake: Decryption has failed. (-24/1)";
+  EXPECT_EQ(
+      ExplainConnectFailure(psk, decrypt),
+      "TLS failed: does the server have the same key for this user as /k.psk? (" + decrypt + ")");
+}
+
 }  // namespace
 }  // namespace nbdcopy

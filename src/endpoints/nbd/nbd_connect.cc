@@ -132,14 +132,15 @@ Status NbdEndpoint::ConnectOnce() {
   if (!handle.ok()) return handle.status();
   Result<UriTls> tls = ApplyUriTls(handle->get(), spec_, name_);
   if (!tls.ok()) return tls.status();
+  // (The run's first connection proved the credentials.)
   if (StartConnecting(handle->get(), spec_) == -1) {
-    return Status::Error(ExplainConnectFailure(*tls, LibnbdError()));
+    return Status::Error(ExplainConnectFailure(*tls, LibnbdError(), true));
   }
   handle_ = std::move(handle).value();  // closes the dead one
   connection_error_.clear();
   if (!FinishConnecting()) {
-    return Status::Error(
-        ExplainConnectFailure(*tls, connection_error_.empty() ? LibnbdError() : connection_error_));
+    return Status::Error(ExplainConnectFailure(
+        *tls, connection_error_.empty() ? LibnbdError() : connection_error_, true));
   }
   EndpointInfo now;
   if (Status status = ReadCapabilities(&now); !status.ok()) return status;

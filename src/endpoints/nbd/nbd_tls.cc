@@ -115,7 +115,8 @@ Status CheckTlsFiles(const UriTls& tls) {
   return Status::Ok();
 }
 
-std::string ExplainConnectFailure(const UriTls& tls, const std::string& libnbd_message) {
+std::string ExplainConnectFailure(const UriTls& tls, const std::string& libnbd_message,
+                                  bool credentials_worked) {
   std::string reading;
   if (Contains(libnbd_message, "server requires TLS")) {
     reading = "the server requires TLS: use an nbds:// URI with tls-psk-file= or tls-certificates=";
@@ -126,6 +127,13 @@ std::string ExplainConnectFailure(const UriTls& tls, const std::string& libnbd_m
               (tls.certificates ? "tls-certificates=" + *tls.certificates
                                 : std::string("the system's trust store")) +
               ", or not issued for " + (tls.host.empty() ? std::string("this host") : tls.host);
+  } else if (credentials_worked) {
+    // The same key or certificate worked: a failure now is the connection's.
+  } else if (Contains(libnbd_message, "non-properly terminated") && tls.psk_file) {
+    reading =
+        "TLS failed: the server hung up during the handshake: does the server have the "
+        "same key for this user as " +
+        *tls.psk_file + "? (or the connection was cut just then)";
   } else if (Contains(libnbd_message, "gnutls_") && tls.psk_file) {
     reading =
         "TLS failed: does the server have the same key for this user as " + *tls.psk_file + "?";

@@ -39,8 +39,13 @@ Result<UriTls> ParseUriTls(const std::string& uri);
 Status CheckTlsFiles(const UriTls& tls);
 
 // A failed connection explained: libnbd's message, with our reading of it
-// first when it is a TLS problem ("the server requires TLS: ...").
-std::string ExplainConnectFailure(const UriTls& tls, const std::string& libnbd_message);
+// first when it is a TLS problem ("the server requires TLS: ..."). A PSK
+// handshake the server ended is a key it does not have for the user, or a
+// connection cut just then (the client cannot tell them apart); once the
+// same credentials worked (credentials_worked: a connection after the
+// run's first), it is only the cut, and libnbd's message is left alone.
+std::string ExplainConnectFailure(const UriTls& tls, const std::string& libnbd_message,
+                                  bool credentials_worked = false);
 
 }  // namespace nbdcopy
 
