@@ -14,6 +14,7 @@
 
 #include "base/unique_fd.h"
 #include "hash/blkhash.h"
+#include "job/option_checks.h"
 #include "job/sample_reads.h"
 
 namespace nbdcopy {
@@ -120,14 +121,9 @@ Result<std::unique_ptr<CheckpointRun>> CheckpointRun::Load(const Options& option
   std::unique_ptr<CheckpointRun> run(new CheckpointRun());
   run->path_ = *options.checkpoint;
   run->option_ = "--checkpoint=" + run->path_;
-  if (destination.kind == EndpointKind::kStdio || destination.kind == EndpointKind::kNull) {
-    return Status::Error(fmt::format(
-        "{}: {}: a resumable copy needs a destination written at offsets, not {}", run->option_,
-        destination.text, destination.kind == EndpointKind::kNull ? "null:" : "a stream"));
-  }
-  if (source.kind == EndpointKind::kStdio) {
-    return Status::Error(
-        fmt::format("{}: {}: a stream source cannot be resumed", run->option_, source.text));
+  // Streams, null: (the same rule as every feature writing at offsets).
+  if (Status status = CheckCheckpointOperands(options, source, destination); !status.ok()) {
+    return status;
   }
   Result<std::optional<std::string>> text = ReadCheckpointFile(run->path_);
   if (!text.ok()) return text.status();
@@ -139,20 +135,12 @@ Result<std::unique_ptr<CheckpointRun>> CheckpointRun::Load(const Options& option
   // Refused before any endpoint is opened (opening creates a destination file).
   if (Status status = run->CheckWritable(); !status.ok()) return status;
   struct stat st;
-  if (destination.kind == EndpointKind::kLocalPath) {
-    if (run->resuming() && stat(destination.text.c_str(), &st) == -1) {
-      return Status::Error(fmt::format(
-          "{}: {}: the destination of the copy to resume is missing ({}); remove {} to copy "
-          "from the start",
-          run->option_, destination.text, std::strerror(errno), run->path_));
-    }
-    // Opening a FIFO for writing would wait for a reader first.
-    if (stat(destination.text.c_str(), &st) == 0 &&
-        (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode))) {
-      return Status::Error(fmt::format(
-          "{}: {}: a resumable copy needs a destination written at offsets, not a stream",
-          run->option_, destination.text));
-    }
+  if (destination.kind == EndpointKind::kLocalPath && run->resuming() &&
+      stat(destination.text.c_str(), &st) == -1) {
+    return Status::Error(fmt::format(
+        "{}: {}: the destination of the copy to resume is missing ({}); remove {} to copy "
+        "from the start",
+        run->option_, destination.text, std::strerror(errno), run->path_));
   }
   return run;
 }
@@ -161,7 +149,7 @@ Status CheckpointRun::Check(const Options& options, Endpoint& source, Endpoint& 
                             const std::string& source_name, const std::string& destination_name,
                             const std::string& extra_settings, const RangeSet* listed) {
   for (Endpoint* endpoint : {&source, &destination}) {
-    if (endpoint->info().sequential || !endpoint->info().size) {
+    if (IsStream(*endpoint) || !endpoint->info().size) {
       return Status::Error(
           fmt::format("{}: {}: a stream cannot be resumed", option_, endpoint->name()));
     }

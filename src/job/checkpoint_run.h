@@ -38,7 +38,9 @@ std::chrono::steady_clock::duration CheckpointInterval();
 class CheckpointRun {
  public:
   // REQUIRES options.checkpoint. Refuses a stream or null: destination and
-  // a stream source; reads FILE when it exists (a resume).
+  // a stream source (CheckCheckpointOperands, job/option_checks.h), reads FILE
+  // when it exists (a resume), refuses a FILE that cannot be written and
+  // the missing destination of a copy to resume.
   static Result<std::unique_ptr<CheckpointRun>> Load(const Options& options,
                                                      const EndpointSpec& source,
                                                      const EndpointSpec& destination);
