@@ -1,5 +1,7 @@
 #include "job/checkpoint_file.h"
 
+#include <errno.h>
+
 #include <algorithm>
 #include <array>
 #include <cinttypes>
@@ -265,7 +267,51 @@ Result<CheckpointState> Parser::Finish(size_t last_line) {
   return CheckpointState{std::move(identity_), std::move(done_)};
 }
 
+// "--checkpoint=PATH: <what failed>: <strerror>" (or the step's words).
+Status FileStatus(const std::string& path, const FileError& error) {
+  const std::string prefix = "--checkpoint=" + path + ": ";
+  switch (error.step) {
+    case FileError::Step::kNone:
+      return Status::Ok();
+    case FileError::Step::kNotRegular:
+      return Status::Error(prefix + "not a regular file");
+    case FileError::Step::kOpen:  // reading opens path, writing creates path.tmp
+      return Status::FromErrno(
+          prefix + (error.path == path ? "cannot open it" : "cannot create " + error.path),
+          error.error);
+    case FileError::Step::kStat:
+      return Status::FromErrno(prefix + "cannot stat it", error.error);
+    case FileError::Step::kRead:
+      return Status::FromErrno(prefix + "cannot read it", error.error);
+    case FileError::Step::kWrite:
+      return Status::FromErrno(prefix + "cannot write " + error.path, error.error);
+    case FileError::Step::kSync:
+      return Status::FromErrno(prefix + "cannot sync " + error.path, error.error);
+    case FileError::Step::kRename:
+      return Status::FromErrno(prefix + "cannot rename " + error.path + " to " + path, error.error);
+    case FileError::Step::kOpenDirectory:
+      return Status::FromErrno(prefix + "cannot open the directory " + error.path, error.error);
+    case FileError::Step::kSyncDirectory:
+      return Status::FromErrno(prefix + "cannot sync the directory " + error.path, error.error);
+  }
+  return Status::Error(prefix + "unknown failure");
+}
+
 }  // namespace
+
+Status WriteCheckpointFile(const std::string& path, const std::string& text, FileSystem& files) {
+  return FileStatus(path, files.ReplaceAtomically(path, text));
+}
+
+Result<std::optional<std::string>> ReadCheckpointFile(const std::string& path, FileSystem& files) {
+  std::string text;
+  const FileError error = files.ReadWhole(path, /*regular_only=*/true, &text);
+  if (error.step == FileError::Step::kOpen && error.error == ENOENT) {
+    return std::optional<std::string>();
+  }
+  if (error.failed()) return FileStatus(path, error);
+  return std::optional<std::string>(std::move(text));
+}
 
 std::string EscapeCheckpointValue(std::string_view value) { return Escape(value); }
 

@@ -1,9 +1,7 @@
 #include "job/checkpoint_run.h"
 
-#include <fcntl.h>
 #include <fmt/format.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <bit>
@@ -12,7 +10,6 @@
 #include <cstring>
 #include <vector>
 
-#include "base/unique_fd.h"
 #include "hash/blkhash.h"
 #include "job/option_checks.h"
 #include "job/sample_reads.h"
@@ -117,15 +114,17 @@ Result<std::string> SourceFingerprint(Endpoint& source) {
 
 Result<std::unique_ptr<CheckpointRun>> CheckpointRun::Load(const Options& options,
                                                            const EndpointSpec& source,
-                                                           const EndpointSpec& destination) {
+                                                           const EndpointSpec& destination,
+                                                           FileSystem& files) {
   std::unique_ptr<CheckpointRun> run(new CheckpointRun());
+  run->files_ = &files;
   run->path_ = *options.checkpoint;
   run->option_ = "--checkpoint=" + run->path_;
   // Streams, null: (the same rule as every feature writing at offsets).
   if (Status status = CheckCheckpointOperands(options, source, destination); !status.ok()) {
     return status;
   }
-  Result<std::optional<std::string>> text = ReadCheckpointFile(run->path_);
+  Result<std::optional<std::string>> text = ReadCheckpointFile(run->path_, files);
   if (!text.ok()) return text.status();
   if (*text) {
     Result<CheckpointState> state = ParseCheckpoint(**text, run->path_);
@@ -204,19 +203,17 @@ Status CheckpointRun::Apply(CopyPlan* plan, bool hashing) {
 
 Status CheckpointRun::CheckWritable() const {
   const std::string probe = path_ + ".tmp";
-  UniqueFd fd(open(probe.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600));
-  if (!fd.valid()) {
+  if (FileError error = files_->ProbeCreate(probe); error.failed()) {
     return Status::Error(
-        fmt::format("{}: cannot write {}: {}", option_, probe, std::strerror(errno)));
+        fmt::format("{}: cannot write {}: {}", option_, probe, std::strerror(error.error)));
   }
-  unlink(probe.c_str());
   return Status::Ok();
 }
 
 Status CheckpointRun::Persist(const RangeSet& durable) {
   std::string text = RenderCheckpoint(identity_, durable);
   if (text == last_written_) return Status::Ok();  // no news: no fsync
-  Status status = WriteCheckpointFile(path_, text);
+  Status status = WriteCheckpointFile(path_, text, *files_);
   if (status.ok()) last_written_ = std::move(text);
   return status;
 }
