@@ -231,8 +231,8 @@ std::string OneLine(std::string message) {
 }
 
 bool LooksLikeJson(std::string_view text) {
-  size_t i = text.find_first_not_of(" \t\r\n\v\f");
-  return i != std::string_view::npos && (text[i] == '[' || text[i] == '{');
+  const std::string_view start = TrimBlanks(text, " \t\r\n\v\f");  // any whitespace
+  return !start.empty() && (start.front() == '[' || start.front() == '{');
 }
 
 }  // namespace
