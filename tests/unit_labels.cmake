@@ -2,15 +2,15 @@
 # adds to every case whose suite tests a feature that feature's label,
 # beside "unit". A suite in no list keeps "unit" alone.
 set(unit_feature_suites
-  checkpoint CheckpointerTest CheckpointFileTest CheckpointFileIoTest -
+  checkpoint CheckpointerTest CheckpointFileTest CheckpointFileIoTest CheckpointRunTest -
   retry ExportChangeTest -
-  incremental IncrementalCopyTest SummarizeDirtyTest RangeListTest -
+  incremental IncrementalCopyTest SummarizeDirtyTest RangeListTest RangesRunTest TextLexerTest -
   blkhash BlkhashTest SequentialBlkhashTest -
   progress ProgressTest RenderTest FormatTest -
-  option OptionsTest OptionTableTest HelpTextTest ParseNumberTest ParseSizeTest FormatSizeTest
+  option OptionChecksTest OptionsTest OptionTableTest HelpTextTest ParseNumberTest ParseSizeTest FormatSizeTest
          QuotedTest RateLimiterTest -
   tls NbdTlsTest -
-  json ReportTest -)
+  json ReportTest RunOutputTest -)
 set(feature "")
 foreach(word ${unit_feature_suites})
   if(word STREQUAL "-")

@@ -2,6 +2,8 @@
 
 #include <cctype>
 
+#include "base/text_lexer.h"
+
 namespace nbdcopy {
 namespace {
 
@@ -23,15 +25,10 @@ int SuffixShift(std::string_view suffix) {
 std::string QuotedText(std::string_view text) { return "'" + std::string(text) + "'"; }
 
 bool ParseDecimalPrefix(std::string_view text, uint64_t* value, size_t* used) {
-  *value = 0;
-  *used = 0;
-  while (*used < text.size() && std::isdigit(static_cast<unsigned char>(text[*used]))) {
-    uint64_t digit = static_cast<uint64_t>(text[*used] - '0');
-    if (*value > (UINT64_MAX - digit) / 10) return false;
-    *value = *value * 10 + digit;
-    ++*used;
-  }
-  return true;
+  const DigitRun run = ScanDigits(text, 10);
+  *value = run.overflow ? 0 : run.value;
+  *used = run.length;
+  return !run.overflow;
 }
 
 bool IsNegativeNumberText(std::string_view text) {

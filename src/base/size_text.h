@@ -25,7 +25,7 @@ namespace nbdcopy {
 
 // Reads the decimal digits text starts with into *value and their count
 // into *used (0 if text starts with none). Returns false if they overflow
-// 64 bits (*used then stops at the digit that would have overflowed).
+// 64 bits. (base/text_lexer's ScanDigits in base 10.)
 bool ParseDecimalPrefix(std::string_view text, uint64_t* value, size_t* used);
 
 // True for "-1", "-5K": a minus sign then a digit, worth a clearer message

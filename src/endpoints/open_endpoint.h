@@ -8,16 +8,12 @@
 #include <memory>
 #include <string>
 
-#include "nbdcopy/endpoint.h"
+#include "base/file_system.h"  // kNewFileMode
 #include "endpoints/endpoint_spec.h"
 #include "endpoints/reconnect_notices.h"
+#include "nbdcopy/endpoint.h"
 
 namespace nbdcopy {
-
-// The mode of every file nbdcopy creates (a destination, --blkhash-file):
-// the umask takes bits away as usual, and others never get write access,
-// whatever the umask.
-inline constexpr mode_t kNewFileMode = 0664;
 
 struct OpenFlags {
   bool debug = false;  // libnbd debug messages on stderr

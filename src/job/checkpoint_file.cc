@@ -1,5 +1,7 @@
 #include "job/checkpoint_file.h"
 
+#include <errno.h>
+
 #include <algorithm>
 #include <array>
 #include <cinttypes>
@@ -9,6 +11,8 @@
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "base/text_lexer.h"
 
 namespace nbdcopy {
 
@@ -22,13 +26,10 @@ constexpr std::string_view kKeyPrefix = "nbdcopy-";
 constexpr std::string_view kStatusLineStatuses = "?*/-FG+";  // ddrescue's current_status
 constexpr std::string_view kBlockStatuses = "?*/-+";
 
-bool IsBlank(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; }
+// The blanks, as ddrescuelog reads a mapfile (base/text_lexer.h).
+constexpr std::string_view kBlanks = kAllLineBlanks;
 
-std::string_view TrimBlanks(std::string_view text) {
-  while (!text.empty() && IsBlank(text.front())) text.remove_prefix(1);
-  while (!text.empty() && IsBlank(text.back())) text.remove_suffix(1);
-  return text;
-}
+std::string_view Trim(std::string_view text) { return TrimBlanks(text, kBlanks); }
 
 // The bytes written as a backslash and a letter, and their letters.
 constexpr std::string_view kNamedBytes = "\\\n\r\t";
@@ -52,13 +53,6 @@ std::string Escape(std::string_view value) {
   return out;
 }
 
-int DigitValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
 // Undoes Escape; nullopt on a backslash that starts no escape Escape writes.
 std::optional<std::string> Unescape(std::string_view text) {
   std::string out;
@@ -72,9 +66,9 @@ std::optional<std::string> Unescape(std::string_view text) {
     if (named != std::string_view::npos) {
       out += kNamedBytes[named];
       i += 1;
-    } else if (rest.size() >= 3 && rest[0] == 'x' && DigitValue(rest[1]) >= 0 &&
-               DigitValue(rest[2]) >= 0) {
-      out += static_cast<char>(DigitValue(rest[1]) * 16 + DigitValue(rest[2]));
+    } else if (rest.size() >= 3 && rest[0] == 'x' && HexDigitValue(rest[1]) >= 0 &&
+               HexDigitValue(rest[2]) >= 0) {
+      out += static_cast<char>(HexDigitValue(rest[1]) * 16 + HexDigitValue(rest[2]));
       i += 3;
     } else {
       return std::nullopt;
@@ -86,22 +80,16 @@ std::optional<std::string> Unescape(std::string_view text) {
 // An unsigned integer in C++ syntax, as ddrescuelog reads mapfiles:
 // decimal, 0x/0X hexadecimal or 0 octal; no sign, no suffix.
 Result<uint64_t> ParseNumber(std::string_view text) {
-  const bool hex = text.starts_with("0x") || text.starts_with("0X");
-  const bool octal = !hex && text.size() > 1 && text[0] == '0';
-  const unsigned base = hex ? 16 : octal ? 8 : 10;
-  size_t i = hex ? 2 : octal ? 1 : 0;
-  const std::string shown = "'" + Escape(text) + "'";
-  if (i == text.size()) return Status::Error(shown + " is not a number");
   uint64_t value = 0;
-  for (; i < text.size(); ++i) {
-    const int digit = DigitValue(text[i]);
-    if (digit < 0 || static_cast<unsigned>(digit) >= base) {
-      return Status::Error(shown + " is not a number");
-    }
-    if (value > (UINT64_MAX - digit) / base) return Status::Error(shown + " is too large");
-    value = value * base + digit;
+  switch (ParseUnsignedNumber(text, /*octal=*/true, &value)) {
+    case NumberStatus::kOk:
+      return value;
+    case NumberStatus::kTooLarge:
+      return Status::Error("'" + Escape(text) + "' is too large");
+    case NumberStatus::kNotANumber:
+      break;
   }
-  return value;
+  return Status::Error("'" + Escape(text) + "' is not a number");
 }
 
 std::string Hex(uint64_t value) {
@@ -110,25 +98,9 @@ std::string Hex(uint64_t value) {
   return text;
 }
 
-// The words of text, split at blanks.
-std::vector<std::string_view> SplitBlanks(std::string_view text) {
-  std::vector<std::string_view> words;
-  size_t i = 0;
-  while (i < text.size()) {
-    while (i < text.size() && IsBlank(text[i])) ++i;
-    const size_t start = i;
-    while (i < text.size() && !IsBlank(text[i])) ++i;
-    if (i > start) words.push_back(text.substr(start, i - start));
-  }
-  return words;
-}
-
 // The words of a data line, up to its comment ('#' first or after a blank).
 std::vector<std::string_view> Words(std::string_view line) {
-  for (size_t i = 0; i < line.size(); ++i) {
-    if (line[i] == '#' && (i == 0 || IsBlank(line[i - 1]))) return SplitBlanks(line.substr(0, i));
-  }
-  return SplitBlanks(line);
+  return SplitWords(BeforeComment(line, CommentStart::kAfterBlank, kBlanks), kBlanks);
 }
 
 // One character of `allowed`, or 0.
@@ -145,7 +117,7 @@ class Parser {
   explicit Parser(const std::string& path) : path_(path) {}
 
   void Line(size_t number, std::string_view line) {
-    std::string_view text = TrimBlanks(line);
+    std::string_view text = Trim(line);
     Status status;
     if (!text.empty() && text.front() == '#') {
       status = Comment(number, text.substr(1));
@@ -178,7 +150,7 @@ class Parser {
 };
 
 Status Parser::Comment(size_t number, std::string_view text) {
-  text = TrimBlanks(text);
+  text = Trim(text);
   if (!text.starts_with(kKeyPrefix)) return Status::Ok();
   text.remove_prefix(kKeyPrefix.size());
   const size_t colon = text.find(':');
@@ -192,7 +164,7 @@ Status Parser::Comment(size_t number, std::string_view text) {
                                  std::to_string(key_lines_[key]) + ")");
   }
   key_lines_[key] = number;
-  const std::string_view value = TrimBlanks(text.substr(colon + 1));
+  const std::string_view value = Trim(text.substr(colon + 1));
   if (key == kSize) {
     Result<uint64_t> size = ParseNumber(value);
     if (!size.ok()) return LineError(number, name + ": " + size.status().message());
@@ -226,9 +198,10 @@ Status Parser::StatusLine(size_t number, const std::vector<std::string_view>& wo
   }
   if (words.size() == 3) {
     const std::string_view pass = words[2];
-    const bool digits = pass.size() <= 10 && pass.find_first_not_of("0123456789") == pass.npos;
-    const uint64_t value = digits ? std::stoull(std::string(pass)) : 0;
-    if (value == 0 || value > INT_MAX) {
+    // At most 10 decimal digits, as many as INT_MAX has.
+    const DigitRun digits = ScanDigits(pass, 10);
+    const bool decimal = pass.size() <= 10 && digits.length == pass.size();
+    if (!decimal || digits.value == 0 || digits.value > INT_MAX) {
       return LineError(number, "current_pass '" + Escape(pass) + "' is not a positive decimal");
     }
   }
@@ -294,7 +267,51 @@ Result<CheckpointState> Parser::Finish(size_t last_line) {
   return CheckpointState{std::move(identity_), std::move(done_)};
 }
 
+// "--checkpoint=PATH: <what failed>: <strerror>" (or the step's words).
+Status FileStatus(const std::string& path, const FileError& error) {
+  const std::string prefix = "--checkpoint=" + path + ": ";
+  switch (error.step) {
+    case FileError::Step::kNone:
+      return Status::Ok();
+    case FileError::Step::kNotRegular:
+      return Status::Error(prefix + "not a regular file");
+    case FileError::Step::kOpen:  // reading opens path, writing creates path.tmp
+      return Status::FromErrno(
+          prefix + (error.path == path ? "cannot open it" : "cannot create " + error.path),
+          error.error);
+    case FileError::Step::kStat:
+      return Status::FromErrno(prefix + "cannot stat it", error.error);
+    case FileError::Step::kRead:
+      return Status::FromErrno(prefix + "cannot read it", error.error);
+    case FileError::Step::kWrite:
+      return Status::FromErrno(prefix + "cannot write " + error.path, error.error);
+    case FileError::Step::kSync:
+      return Status::FromErrno(prefix + "cannot sync " + error.path, error.error);
+    case FileError::Step::kRename:
+      return Status::FromErrno(prefix + "cannot rename " + error.path + " to " + path, error.error);
+    case FileError::Step::kOpenDirectory:
+      return Status::FromErrno(prefix + "cannot open the directory " + error.path, error.error);
+    case FileError::Step::kSyncDirectory:
+      return Status::FromErrno(prefix + "cannot sync the directory " + error.path, error.error);
+  }
+  return Status::Error(prefix + "unknown failure");
+}
+
 }  // namespace
+
+Status WriteCheckpointFile(const std::string& path, const std::string& text, FileSystem& files) {
+  return FileStatus(path, files.ReplaceAtomically(path, text));
+}
+
+Result<std::optional<std::string>> ReadCheckpointFile(const std::string& path, FileSystem& files) {
+  std::string text;
+  const FileError error = files.ReadWhole(path, /*regular_only=*/true, &text);
+  if (error.step == FileError::Step::kOpen && error.error == ENOENT) {
+    return std::optional<std::string>();
+  }
+  if (error.failed()) return FileStatus(path, error);
+  return std::optional<std::string>(std::move(text));
+}
 
 std::string EscapeCheckpointValue(std::string_view value) { return Escape(value); }
 
@@ -333,13 +350,9 @@ std::string RenderCheckpoint(const CheckpointIdentity& identity, const RangeSet&
 
 Result<CheckpointState> ParseCheckpoint(std::string_view text, const std::string& path) {
   Parser parser(path);
-  size_t number = 0;
-  while (!text.empty()) {
-    const size_t newline = text.find('\n');
-    parser.Line(++number, text.substr(0, newline));
-    text.remove_prefix(newline == std::string_view::npos ? text.size() : newline + 1);
-  }
-  return parser.Finish(number);
+  TextLines lines(text);
+  for (std::string_view line; lines.Next(&line);) parser.Line(lines.number(), line);
+  return parser.Finish(lines.number());
 }
 
 }  // namespace nbdcopy

@@ -31,6 +31,8 @@
 //
 // Thread safety: functions of values; the file functions touch only the
 // named file (and path + ".tmp"): one thread, one run per checkpoint file.
+// (CompareIdentity is in checkpoint_identity.cc, the rest in
+// checkpoint_file.cc.)
 #ifndef NBDCOPY_JOB_CHECKPOINT_FILE_H_
 #define NBDCOPY_JOB_CHECKPOINT_FILE_H_
 
@@ -39,6 +41,7 @@
 #include <string>
 #include <string_view>
 
+#include "base/file_system.h"
 #include "base/range_set.h"
 #include "nbdcopy/status.h"
 
@@ -93,19 +96,18 @@ Result<CheckpointState> ParseCheckpoint(std::string_view text, const std::string
 Status CompareIdentity(const CheckpointIdentity& recorded, const CheckpointIdentity& now,
                        const std::string& path);
 
-// Replaces the file at path atomically and durably: writes path + ".tmp"
-// (created with kNewFileMode, truncated if it exists), fsyncs it, renames
-// it over path and fsyncs the directory. After a crash at any point, path
-// holds the old complete text or the new one; on an error path is
-// untouched and the ".tmp" file removed. A symlink at path is replaced,
-// not followed. Errors: "--checkpoint=PATH: <what failed>: <strerror>".
-Status WriteCheckpointFile(const std::string& path, const std::string& text);
+// Replaces the file at path atomically and durably through `files`
+// (FileSystem::ReplaceAtomically: path + ".tmp", fsync, rename, fsync of
+// the directory). Errors: "--checkpoint=PATH: <what failed>: <strerror>".
+Status WriteCheckpointFile(const std::string& path, const std::string& text,
+                           FileSystem& files = RealFileSystem());
 
 // The file's whole text; nullopt when it does not exist (ENOENT). An error
 // ("--checkpoint=PATH: ...") for anything else: not a regular file (it is
 // never opened for blocking reads, so a FIFO does not hang), no
 // permission, a read error.
-Result<std::optional<std::string>> ReadCheckpointFile(const std::string& path);
+Result<std::optional<std::string>> ReadCheckpointFile(const std::string& path,
+                                                      FileSystem& files = RealFileSystem());
 
 }  // namespace nbdcopy
 

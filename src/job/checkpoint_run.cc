@@ -1,9 +1,7 @@
 #include "job/checkpoint_run.h"
 
-#include <fcntl.h>
 #include <fmt/format.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <bit>
@@ -12,8 +10,8 @@
 #include <cstring>
 #include <vector>
 
-#include "base/unique_fd.h"
 #include "hash/blkhash.h"
+#include "job/option_checks.h"
 #include "job/sample_reads.h"
 
 namespace nbdcopy {
@@ -116,20 +114,17 @@ Result<std::string> SourceFingerprint(Endpoint& source) {
 
 Result<std::unique_ptr<CheckpointRun>> CheckpointRun::Load(const Options& options,
                                                            const EndpointSpec& source,
-                                                           const EndpointSpec& destination) {
+                                                           const EndpointSpec& destination,
+                                                           FileSystem& files) {
   std::unique_ptr<CheckpointRun> run(new CheckpointRun());
+  run->files_ = &files;
   run->path_ = *options.checkpoint;
   run->option_ = "--checkpoint=" + run->path_;
-  if (destination.kind == EndpointKind::kStdio || destination.kind == EndpointKind::kNull) {
-    return Status::Error(fmt::format(
-        "{}: {}: a resumable copy needs a destination written at offsets, not {}", run->option_,
-        destination.text, destination.kind == EndpointKind::kNull ? "null:" : "a stream"));
+  // Streams, null: (the same rule as every feature writing at offsets).
+  if (Status status = CheckCheckpointOperands(options, source, destination); !status.ok()) {
+    return status;
   }
-  if (source.kind == EndpointKind::kStdio) {
-    return Status::Error(
-        fmt::format("{}: {}: a stream source cannot be resumed", run->option_, source.text));
-  }
-  Result<std::optional<std::string>> text = ReadCheckpointFile(run->path_);
+  Result<std::optional<std::string>> text = ReadCheckpointFile(run->path_, files);
   if (!text.ok()) return text.status();
   if (*text) {
     Result<CheckpointState> state = ParseCheckpoint(**text, run->path_);
@@ -139,20 +134,12 @@ Result<std::unique_ptr<CheckpointRun>> CheckpointRun::Load(const Options& option
   // Refused before any endpoint is opened (opening creates a destination file).
   if (Status status = run->CheckWritable(); !status.ok()) return status;
   struct stat st;
-  if (destination.kind == EndpointKind::kLocalPath) {
-    if (run->resuming() && stat(destination.text.c_str(), &st) == -1) {
-      return Status::Error(fmt::format(
-          "{}: {}: the destination of the copy to resume is missing ({}); remove {} to copy "
-          "from the start",
-          run->option_, destination.text, std::strerror(errno), run->path_));
-    }
-    // Opening a FIFO for writing would wait for a reader first.
-    if (stat(destination.text.c_str(), &st) == 0 &&
-        (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode))) {
-      return Status::Error(fmt::format(
-          "{}: {}: a resumable copy needs a destination written at offsets, not a stream",
-          run->option_, destination.text));
-    }
+  if (destination.kind == EndpointKind::kLocalPath && run->resuming() &&
+      stat(destination.text.c_str(), &st) == -1) {
+    return Status::Error(fmt::format(
+        "{}: {}: the destination of the copy to resume is missing ({}); remove {} to copy "
+        "from the start",
+        run->option_, destination.text, std::strerror(errno), run->path_));
   }
   return run;
 }
@@ -161,7 +148,7 @@ Status CheckpointRun::Check(const Options& options, Endpoint& source, Endpoint& 
                             const std::string& source_name, const std::string& destination_name,
                             const std::string& extra_settings, const RangeSet* listed) {
   for (Endpoint* endpoint : {&source, &destination}) {
-    if (endpoint->info().sequential || !endpoint->info().size) {
+    if (IsStream(*endpoint) || !endpoint->info().size) {
       return Status::Error(
           fmt::format("{}: {}: a stream cannot be resumed", option_, endpoint->name()));
     }
@@ -213,19 +200,17 @@ void CheckpointRun::StartBooks(uint64_t alignment) {
 
 Status CheckpointRun::CheckWritable() const {
   const std::string probe = path_ + ".tmp";
-  UniqueFd fd(open(probe.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600));
-  if (!fd.valid()) {
+  if (FileError error = files_->ProbeCreate(probe); error.failed()) {
     return Status::Error(
-        fmt::format("{}: cannot write {}: {}", option_, probe, std::strerror(errno)));
+        fmt::format("{}: cannot write {}: {}", option_, probe, std::strerror(error.error)));
   }
-  unlink(probe.c_str());
   return Status::Ok();
 }
 
 Status CheckpointRun::Persist(const RangeSet& durable) {
   std::string text = RenderCheckpoint(identity_, durable);
   if (text == last_written_) return Status::Ok();  // no news: no fsync
-  Status status = WriteCheckpointFile(path_, text);
+  Status status = WriteCheckpointFile(path_, text, *files_);
   if (status.ok()) last_written_ = std::move(text);
   return status;
 }

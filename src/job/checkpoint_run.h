@@ -18,6 +18,7 @@
 #include <optional>
 #include <string>
 
+#include "base/file_system.h"
 #include "base/range_set.h"
 #include "endpoints/endpoint_spec.h"
 #include "engine/checkpointer.h"
@@ -38,10 +39,14 @@ std::chrono::steady_clock::duration CheckpointInterval();
 class CheckpointRun {
  public:
   // REQUIRES options.checkpoint. Refuses a stream or null: destination and
-  // a stream source; reads FILE when it exists (a resume).
+  // a stream source (CheckCheckpointOperands, job/option_checks.h), reads FILE
+  // when it exists (a resume), refuses a FILE that cannot be written and
+  // the missing destination of a copy to resume.
+  // FILE is read and written through `files`, which must outlive the run.
   static Result<std::unique_ptr<CheckpointRun>> Load(const Options& options,
                                                      const EndpointSpec& source,
-                                                     const EndpointSpec& destination);
+                                                     const EndpointSpec& destination,
+                                                     FileSystem& files = RealFileSystem());
 
   // FILE exists and marks ranges done: the destination must already exist,
   // and is neither resized nor assumed to read as zeroes.
@@ -83,6 +88,7 @@ class CheckpointRun {
   [[nodiscard]] Status Persist(const RangeSet& durable);
   [[nodiscard]] Status CheckWritable() const;
 
+  FileSystem* files_ = nullptr;
   std::string path_;
   std::string option_;  // "--checkpoint=FILE", how messages name it
   std::optional<CheckpointState> recorded_;

@@ -18,6 +18,7 @@
 #include "hash/blkhash.h"
 #include "job/checkpoint_run.h"
 #include "job/copy_and_hash.h"
+#include "job/option_checks.h"
 #include "job/progress.h"
 #include "job/ranges_run.h"
 #include "job/report.h"
@@ -29,51 +30,6 @@
 namespace nbdcopy {
 
 namespace {
-
-// Copying a file onto itself would destroy it when the destination is
-// truncated, before a single byte is read.
-Status CheckNotSameFile(const EndpointSpec& source, const EndpointSpec& destination) {
-  if (source.kind != EndpointKind::kLocalPath || destination.kind != EndpointKind::kLocalPath) {
-    return Status::Ok();
-  }
-  struct stat a, b;
-  if (stat(source.text.c_str(), &a) == 0 && stat(destination.text.c_str(), &b) == 0 &&
-      S_ISREG(a.st_mode) && a.st_dev == b.st_dev && a.st_ino == b.st_ino) {
-    return Status::Error(destination.text + ": source and destination are the same file");
-  }
-  return Status::Ok();
-}
-
-// Everything about the command line that can be refused before any
-// endpoint is opened.
-Status CheckOptions(const Options& options, const EndpointSpec& destination) {
-  if (options.progress == ProgressMode::kFd && fcntl(options.progress_fd, F_GETFD) == -1) {
-    return Status::Error(
-        fmt::format("--progress={}: not an open file descriptor", options.progress_fd));
-  }
-  if (options.ranges_type && !options.ranges) {
-    return Status::Error("--ranges-type: needs --ranges");
-  }
-  bool hashing = options.blkhash.has_value();
-  if (options.blkhash_file && !hashing) {
-    return Status::Error("--blkhash-file: needs --blkhash");
-  }
-  if (options.json && !options.json_file && destination.kind == EndpointKind::kStdio) {
-    return Status::Error(
-        "--json: the report would be mixed into the data on stdout; "
-        "use --json=FILE");
-  }
-  if (hashing && !options.blkhash_file && destination.kind == EndpointKind::kStdio) {
-    return Status::Error(
-        "--blkhash: the digest would be mixed into the data on stdout; "
-        "use --blkhash-file");
-  }
-  if (options.verify &&
-      (destination.kind == EndpointKind::kNull || destination.kind == EndpointKind::kStdio)) {
-    return Status::Error("--verify: " + destination.text + " cannot be read back");
-  }
-  return Status::Ok();
-}
 
 // The two endpoints of a run, opened.
 struct EndpointPair {
@@ -96,15 +52,10 @@ Result<EndpointPair> OpenEndpoints(const Options& options, RunReport* report,
   report->dirty_bitmap = options.dirty_bitmap;
   report->ranges_file = options.ranges;
   report->destination = DisplayName(*destination_spec);
-  if (Status status = CheckOptions(options, *destination_spec); !status.ok()) return status;
-  if (Status status = CheckNotSameFile(*source_spec, *destination_spec); !status.ok()) {
+  if (Status status = CheckOptions(options, *source_spec, *destination_spec); !status.ok()) {
     return status;
   }
   const bool incremental = options.incremental();
-  if (incremental) {
-    Status status = CheckIncrementalOptions(options, *source_spec, *destination_spec);
-    if (!status.ok()) return status;
-  }
   std::optional<std::string> ranges_text;
   if (options.ranges) {
     Result<std::string> text = ReadRangesText(options);
@@ -140,12 +91,8 @@ Result<EndpointPair> OpenEndpoints(const Options& options, RunReport* report,
   destination_flags.must_exist = incremental || (checkpoint && checkpoint->resuming());
   auto destination = OpenEndpoint(*destination_spec, Role::kDestination, destination_flags);
   if (!destination.ok()) return destination.status();
-  if (options.verify && (*destination)->info().sequential) {
-    return Status::Error("--verify: " + (*destination)->name() + " cannot be read back");
-  }
-  if (incremental) {
-    Status status = CheckIncrementalDestination(options, **destination);
-    if (!status.ok()) return status;
+  if (Status status = CheckOpenedDestination(options, **destination); !status.ok()) {
+    return status;
   }
   if (checkpoint) {
     // Another list is another copy.

@@ -1,37 +1,18 @@
 #include "job/ranges_run.h"
 
-#include <fcntl.h>
 #include <fmt/format.h>
-#include <unistd.h>
 
-#include <cerrno>
-#include <cstring>
-
-#include "base/unique_fd.h"
 #include "plan/range_list.h"
 
 namespace nbdcopy {
 
-Result<std::string> ReadRangesText(const Options& options) {
+Result<std::string> ReadRangesText(const Options& options, FileSystem& files) {
   const std::string& name = *options.ranges;
-  UniqueFd owned;
-  int fd = STDIN_FILENO;
-  if (name != "-") {
-    owned.reset(open(name.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY));
-    if (!owned.valid()) return Status::FromErrno("--ranges=" + name, errno);
-    fd = owned.get();
-  }
   std::string text;
-  char buffer[65536];
-  for (;;) {
-    ssize_t n = read(fd, buffer, sizeof buffer);
-    if (n == 0) break;
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return Status::FromErrno("--ranges=" + name, errno);
-    }
-    text.append(buffer, static_cast<size_t>(n));
-  }
+  // Any file, a pipe too (--ranges=<(command)), read to its end.
+  const FileError error = name == "-" ? files.ReadStandardInput(&text)
+                                      : files.ReadWhole(name, /*regular_only=*/false, &text);
+  if (error.failed()) return Status::FromErrno("--ranges=" + name, error.error);
   return text;
 }
 

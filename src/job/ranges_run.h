@@ -10,6 +10,7 @@
 #include <memory>
 #include <string>
 
+#include "base/file_system.h"
 #include "base/range_set.h"
 #include "nbdcopy/options.h"
 
@@ -17,7 +18,8 @@ namespace nbdcopy {
 
 // REQUIRES options.ranges. Reads the list whole ("-": standard input).
 // Errors: "--ranges=FILE: <why>".
-[[nodiscard]] Result<std::string> ReadRangesText(const Options& options);
+[[nodiscard]] Result<std::string> ReadRangesText(const Options& options,
+                                                 FileSystem& files = RealFileSystem());
 
 // REQUIRES options.ranges. The listed ranges of an image of `size` bytes.
 [[nodiscard]] Result<RangeSet> ParseListedRanges(const Options& options, const std::string& text,

@@ -1,33 +1,18 @@
 #include "job/run_output.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <cstdio>
 
-#include "base/unique_fd.h"
-#include "endpoints/open_endpoint.h"
 #include "plan/incremental.h"
 
 namespace nbdcopy {
 
 Status WriteLine(const std::string& option, const std::optional<std::string>& path,
-                 const std::string& text) {
-  std::string line = text + "\n";
-  if (!path) {
-    if (std::fwrite(line.data(), 1, line.size(), stdout) != line.size() ||
-        std::fflush(stdout) != 0) {
-      return Status::FromErrno(option + ": stdout", errno);
-    }
-    return Status::Ok();
-  }
-  UniqueFd fd(open(path->c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, kNewFileMode));
-  if (!fd.valid() ||
-      write(fd.get(), line.data(), line.size()) != static_cast<ssize_t>(line.size())) {
-    return Status::FromErrno(option + ": " + *path, errno);
-  }
+                 const std::string& text, FileSystem& files) {
+  const std::string line = text + "\n";
+  const FileError error = path ? files.WriteWhole(*path, line) : files.WriteStandardOutput(line);
+  if (error.failed())
+    return Status::FromErrno(option + ": " + (path ? *path : "stdout"), error.error);
   return Status::Ok();
 }
 

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 
+#include "base/file_system.h"
 #include "job/report.h"
 #include "nbdcopy/endpoint.h"
 #include "nbdcopy/options.h"
@@ -15,10 +16,11 @@
 
 namespace nbdcopy {
 
-// Writes one line to the file at `path` (created or truncated), or to
-// stdout when there is none. `option` names the option in errors.
+// Writes one line, whole, to the file at `path` (created or truncated), or
+// to stdout when there is none. `option` names the option in errors:
+// "OPTION: PATH: <strerror>" ("stdout" for stdout); a short write is one.
 [[nodiscard]] Status WriteLine(const std::string& option, const std::optional<std::string>& path,
-                               const std::string& text);
+                               const std::string& text, FileSystem& files = RealFileSystem());
 
 // An incremental copy: the dirty size (what progress counts to), said on
 // -v; for a dry run (null:), its whole answer. *already: the dirty bytes a

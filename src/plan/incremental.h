@@ -2,32 +2,19 @@
 // around them. The copy itself is an ordinary one whose source marks
 // unchanged ranges clean (NbdEndpoint with a dirty bitmap), which the
 // planner skips (PlanRules::skip_clean), or whose coverage leaves out what a
-// list does not name (plan/coverage.h); this unit refuses what cannot work,
-// before anything is opened or written, and measures the dirty part.
+// list does not name (plan/coverage.h); this unit measures the dirty part.
+// (What an incremental copy refuses is job/option_checks'.)
 #ifndef NBDCOPY_INCREMENTAL_H_
 #define NBDCOPY_INCREMENTAL_H_
 
 #include <cstdint>
 #include <string>
 
-#include "endpoints/endpoint_spec.h"
 #include "nbdcopy/endpoint.h"
 #include "nbdcopy/options.h"
 #include "plan/copy_plan.h"
 
 namespace nbdcopy {
-
-// REQUIRES options.dirty_bitmap or options.ranges. Refuses, from the
-// command line alone: both at once, a source that is not an NBD server
-// (--dirty-bitmap) or a stream (--ranges), a stream destination, a local
-// destination that does not exist, --destination-is-zero and --blkhash.
-Status CheckIncrementalOptions(const Options& options, const EndpointSpec& source,
-                               const EndpointSpec& destination);
-
-// REQUIRES options.dirty_bitmap or options.ranges. Refuses an opened
-// destination that cannot
-// be written in place (a pipe or FIFO).
-Status CheckIncrementalDestination(const Options& options, const Endpoint& destination);
 
 // What an incremental copy under `plan` will do, after the planner's
 // block-size rules: the bytes it copies (its progress total), in how many

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/size_text.h"
+#include "base/text_lexer.h"
 
 namespace nbdcopy {
 namespace {
@@ -28,11 +29,8 @@ Status AddRange(uint64_t offset, uint64_t length, uint64_t image_size, RangeSet*
 
 // ---- text: "OFFSET LENGTH" lines ----
 
-bool IsBlank(char c) { return c == ' ' || c == '\t' || c == '\r'; }
-
-bool IsHexDigit(char c) {
-  return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
-}
+// The blanks of a text list (base/text_lexer.h).
+constexpr std::string_view kBlanks = kLineBlanks;
 
 constexpr size_t kMaxQuoted = 40;  // what a message quotes of the list
 
@@ -54,21 +52,15 @@ std::string Excerpt(std::string_view text) { return QuotedText(Printable(text, k
 // "0x1F" (no suffix), else a size as the command line writes it.
 Result<uint64_t> ParseTextNumber(std::string_view field) {
   if (field.size() > kMaxQuoted) return Status::Error("too long for a size: " + Excerpt(field));
-  if (field.size() < 2 || field[0] != '0' || (field[1] != 'x' && field[1] != 'X')) {
-    return ParseSizeText(field);
+  if (!HasHexPrefix(field)) return ParseSizeText(field);
+  const std::string_view digits = field.substr(2);
+  // A bad digit anywhere is "not hexadecimal", even after too many digits.
+  const DigitRun run = ScanDigits(digits, 16);
+  if (digits.empty() || run.length != digits.size()) {
+    return Status::Error("not a hexadecimal number: " + Excerpt(field));
   }
-  std::string_view digits = field.substr(2);
-  if (digits.empty()) return Status::Error("not a hexadecimal number: " + Excerpt(field));
-  for (char c : digits) {
-    if (!IsHexDigit(c)) return Status::Error("not a hexadecimal number: " + Excerpt(field));
-  }
-  uint64_t value = 0;
-  for (char c : digits) {
-    if (value > (UINT64_MAX >> 4)) return Status::Error("number too large: " + Excerpt(field));
-    int digit = c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10;
-    value = value << 4 | static_cast<uint64_t>(digit);
-  }
-  return value;
+  if (run.overflow) return Status::Error("number too large: " + Excerpt(field));
+  return run.value;
 }
 
 struct TextFields {
@@ -78,40 +70,24 @@ struct TextFields {
 
 // Splits a line without its comment into "OFFSET[ ,]LENGTH".
 Result<TextFields> SplitFields(std::string_view line) {
-  size_t i = 0;
-  auto skip_blanks = [&] {
-    while (i < line.size() && IsBlank(line[i])) ++i;
-  };
-  auto take_field = [&] {
-    size_t start = i;
-    while (i < line.size() && !IsBlank(line[i]) && line[i] != ',') ++i;
-    return line.substr(start, i - start);
-  };
+  FieldScanner scanner(line, kBlanks);
   TextFields fields;
-  skip_blanks();
-  const size_t first = i;
-  fields.offset = take_field();
-  skip_blanks();
-  if (i < line.size() && line[i] == ',') {
-    ++i;
-    skip_blanks();
-  }
-  fields.length = take_field();
-  skip_blanks();
-  if (fields.offset.empty() || fields.length.empty() || i != line.size()) {
-    size_t last = line.size();
-    while (last > first && IsBlank(line[last - 1])) --last;
+  scanner.SkipBlanks();
+  fields.offset = scanner.TakeWord(",");
+  scanner.SkipBlanks();
+  if (scanner.Take(',')) scanner.SkipBlanks();
+  fields.length = scanner.TakeWord(",");
+  scanner.SkipBlanks();
+  if (fields.offset.empty() || fields.length.empty() || !scanner.AtEnd()) {
     return Status::Error("expected \"OFFSET LENGTH\" (two sizes), not " +
-                         Excerpt(line.substr(first, last - first)));
+                         Excerpt(TrimBlanks(line, kBlanks)));
   }
   return fields;
 }
 
 Status ParseTextLine(std::string_view line, uint64_t image_size, RangeSet* set) {
-  line = line.substr(0, line.find('#'));
-  size_t used = 0;
-  while (used < line.size() && IsBlank(line[used])) ++used;
-  if (used == line.size()) return Status::Ok();  // blank or only a comment
+  line = BeforeComment(line, CommentStart::kAnywhere, kBlanks);
+  if (TrimBlanks(line, kBlanks).empty()) return Status::Ok();  // blank or only a comment
   Result<TextFields> fields = SplitFields(line);
   if (!fields.ok()) return fields.status();
   Result<uint64_t> offset = ParseTextNumber(fields->offset);
@@ -128,16 +104,10 @@ Result<RangeSet> ParseText(std::string_view text, uint64_t image_size,
                          " selects rows of a JSON list by their \"type\", but this list is text");
   }
   RangeSet set;
-  size_t line_number = 0;
-  size_t position = 0;
-  while (position < text.size()) {
-    size_t newline = text.find('\n', position);
-    if (newline == std::string_view::npos) newline = text.size();
-    std::string_view line = text.substr(position, newline - position);
-    position = newline + 1;
-    ++line_number;
+  TextLines lines(text);
+  for (std::string_view line; lines.Next(&line);) {
     Status status = ParseTextLine(line, image_size, &set);
-    if (!status.ok()) return status.WithPrefix("line " + std::to_string(line_number));
+    if (!status.ok()) return status.WithPrefix("line " + std::to_string(lines.number()));
   }
   return set;
 }
@@ -261,8 +231,8 @@ std::string OneLine(std::string message) {
 }
 
 bool LooksLikeJson(std::string_view text) {
-  size_t i = text.find_first_not_of(" \t\r\n\v\f");
-  return i != std::string_view::npos && (text[i] == '[' || text[i] == '{');
+  const std::string_view start = TrimBlanks(text, " \t\r\n\v\f");  // any whitespace
+  return !start.empty() && (start.front() == '[' || start.front() == '{');
 }
 
 }  // namespace

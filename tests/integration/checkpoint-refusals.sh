@@ -8,8 +8,8 @@
 # sampled block (the fingerprints in the message are the ones we compute:
 # sha256 blkhash of 16 spread 64 KiB blocks), other -S / --allocated /
 # --destination-is-zero, another source or destination operand (same
-# bytes), a stream or null: destination, a FIFO destination, a stream
-# source, a FILE that cannot be written, a destination deleted since, a corrupt FILE (a garbage line, a
+# bytes), a stream or null: destination, a FIFO or character device
+# destination, a stream source (stdin, a FIFO, a character device), a FILE that cannot be written, a destination deleted since, a corrupt FILE (a garbage line, a
 # partial last line, the last line missing, a bad status, no identity, an
 # empty file; a directory or a FIFO as FILE), and a destination that does
 # not hold what FILE says was copied (overwritten with zeroes; an nbdkit
@@ -118,6 +118,15 @@ for m in "$map" "$T/none.map"; do
     mkfifo "$T/fifo"
     refuse "nbdcopy: --checkpoint=$m: $T/fifo: a resumable copy needs a destination written at offsets, not a stream" \
         --checkpoint="$m" "$src" "$T/fifo"
+    # The rule every feature writing at offsets shares (job/option_checks.h):
+    # a character device is a stream; a FIFO source is refused before it is
+    # opened (opening it would wait for a writer).
+    refuse "nbdcopy: --checkpoint=$m: /dev/null: a resumable copy needs a destination written at offsets, not a stream" \
+        --checkpoint="$m" "$src" /dev/null
+    refuse "nbdcopy: --checkpoint=$m: $T/fifo: a stream source cannot be resumed" \
+        --checkpoint="$m" "$T/fifo" "$dst"
+    refuse "nbdcopy: --checkpoint=$m: /dev/zero: a stream source cannot be resumed" \
+        --checkpoint="$m" /dev/zero "$dst"
     rm -f "$T/fifo"
 done
 [[ ! -e $T/none.map ]] || fail "a refused copy created FILE"

@@ -14,8 +14,9 @@
 #  - options: --blkhash, --destination-is-zero / --target-is-zero,
 #    --dirty-bitmap (either order), --ranges-type=abc / -1, and
 #    --ranges-type without --ranges (a full copy must not happen by mistake);
-#  - operands: destination "-" (nothing on stdout), a FIFO, missing (not
-#    created), smaller than the source; source "-".
+#  - operands: destination "-" (nothing on stdout), a FIFO, a character
+#    device, missing (not created), smaller than the source; source "-", a
+#    FIFO, a character device.
 # An NBD destination behind the log filter sees no Write, Zero or Trim
 # for a refused list, and --json=FILE records the refusal.  At the end the
 # same destination accepts a good list.
@@ -162,6 +163,15 @@ bounded_copy --ranges="$T/good.txt" "$T/src.raw" "$T/small.raw"
 assert_same_file "$T/small.saved" "$T/small.raw" "a smaller destination (never resized)"
 refuse "nbdcopy: --ranges=$T/good.txt: -: the source must be an image read at offsets, not a stream" \
     --ranges="$T/good.txt" - "$T/dst.raw" <"$T/src.raw"
+# The rule every feature reading or writing at offsets shares
+# (job/option_checks.h): a FIFO or character device is a stream too,
+# refused before it is opened (a FIFO would wait for a writer).
+refuse "nbdcopy: --ranges=$T/good.txt: $T/fifo: the source must be an image read at offsets, not a stream" \
+    --ranges="$T/good.txt" "$T/fifo" "$T/dst.raw"
+refuse "nbdcopy: --ranges=$T/good.txt: /dev/zero: the source must be an image read at offsets, not a stream" \
+    --ranges="$T/good.txt" /dev/zero "$T/dst.raw"
+refuse "nbdcopy: --ranges=$T/good.txt: /dev/null: an incremental copy writes onto an existing image, not a stream" \
+    --ranges="$T/good.txt" "$T/src.raw" /dev/null
 # Both from stdin: the source is refused, not the list.
 refuse "nbdcopy: --ranges=-: -: the source must be an image read at offsets, not a stream" \
     --ranges=- - "$T/dst.raw" <"$T/good.txt"

@@ -231,6 +231,13 @@ TEST(CheckpointFileTest, RefusesBadBlocks) {
             "0x00000008 (blocks must be sorted and contiguous)");
   EXPECT_EQ(ParseError(h + "0 0x10000000000000000 +\n"),
             "ck.map: line 8: size: '0x10000000000000000' is too large");
+  // Read left to right (as ddrescuelog does): an overflow before a bad
+  // digit is "too large", a bad digit first "not a number".
+  EXPECT_EQ(ParseError(h + "0 0x10000000000000000g +\n"),
+            "ck.map: line 8: size: '0x10000000000000000g' is too large");
+  EXPECT_EQ(ParseError(h + "0 0xg0000000000000000 +\n"),
+            "ck.map: line 8: size: '0xg0000000000000000' is not a number");
+  EXPECT_EQ(ParseError(h + "0\v16\f+\n"), "");  // \v and \f are blanks here, not in --ranges
   EXPECT_EQ(ParseError(h + "0 8 +\n8 0xFFFFFFFFFFFFFFFF +\n"),
             "ck.map: line 9: the block at 0x00000008 ends past 2^64");
   EXPECT_EQ(ParseError(h + "0 8 +\n8 9 +\n"),

@@ -201,6 +201,9 @@ TEST(RangeListTest, TextNumberErrors) {
   EXPECT_EQ(ErrorOf("0 0x1K\n"), "--ranges=list: line 1: length: not a hexadecimal number: '0x1K'");
   EXPECT_EQ(ErrorOf("0x10000000000000000 1\n"),
             "--ranges=list: line 1: offset: number too large: '0x10000000000000000'");
+  // A bad digit anywhere makes it no number, even after too many digits.
+  EXPECT_EQ(ErrorOf("0x10000000000000000g 1\n"),
+            "--ranges=list: line 1: offset: not a hexadecimal number: '0x10000000000000000g'");
   EXPECT_EQ(RunsOf("0x00000000000000001 1\n"), (Runs{{1, 1}}));  // leading zeros do not count
 }
 

@@ -1,0 +1,75 @@
+// Whether a checkpoint file is this copy's: CompareIdentity
+// (checkpoint_file.h) and its messages. The text format and the file's
+// reading and writing are in checkpoint_file.cc.
+#include <algorithm>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "base/text_lexer.h"
+#include "job/checkpoint_file.h"
+
+namespace nbdcopy {
+
+namespace {
+
+std::string Shown(const std::string& value) {
+  return value.empty() ? "(none)" : "'" + EscapeCheckpointValue(value) + "'";
+}
+
+// "(A then, B now)" for the first word that differs, or the whole strings.
+std::string SettingsDifference(const std::string& recorded, const std::string& now) {
+  // The settings are words between spaces (CheckpointSettings).
+  const std::vector<std::string_view> a = SplitWords(recorded, " "), b = SplitWords(now, " ");
+  for (size_t i = 0; i < std::max(a.size(), b.size()); ++i) {
+    const std::string word_a(i < a.size() ? a[i] : ""), word_b(i < b.size() ? b[i] : "");
+    if (word_a != word_b) return "(" + Shown(word_a) + " then, " + Shown(word_b) + " now)";
+  }
+  return "(" + Shown(recorded) + " then, " + Shown(now) + " now)";
+}
+
+}  // namespace
+
+Status CompareIdentity(const CheckpointIdentity& recorded, const CheckpointIdentity& now,
+                       const std::string& path) {
+  auto refuse = [&](const std::string& why) {
+    return Status::Error("--checkpoint=" + path + ": " + why + "; remove " + path +
+                         " to copy from the start");
+  };
+  auto unknown = [&](const std::string& what, const std::string& a, const std::string& b) {
+    return refuse("cannot check " + what + " (the checkpoint records " + Shown(a) +
+                  ", this run has " + Shown(b) + ")");
+  };
+  if (recorded.source_size != now.source_size) {
+    return refuse("the source's size differs (the checkpoint was made for " +
+                  std::to_string(recorded.source_size) + " bytes, the source has " +
+                  std::to_string(now.source_size) + ")");
+  }
+  const std::string& fa = recorded.fingerprint;
+  const std::string& fb = now.fingerprint;
+  if (fa.empty() || fb.empty()) return unknown("the source's content fingerprint", fa, fb);
+  if (fa != fb) {
+    return refuse("the source's content differs from when the checkpoint was made (fingerprint " +
+                  Shown(fa) + " then, " + Shown(fb) + " now)");
+  }
+  const std::pair<const char*, const std::string CheckpointIdentity::*> names[] = {
+      {"source", &CheckpointIdentity::source}, {"destination", &CheckpointIdentity::destination}};
+  for (const auto& [name, field] : names) {
+    const std::string& a = recorded.*field;
+    const std::string& b = now.*field;
+    if (a.empty() || b.empty()) return unknown(std::string("the ") + name, a, b);
+    if (a != b) {
+      return refuse("it was made for " + std::string(name) + " " + Shown(a) + ", not " + Shown(b));
+    }
+  }
+  if (recorded.settings.empty() || now.settings.empty()) {
+    return unknown("the settings", recorded.settings, now.settings);
+  }
+  if (recorded.settings != now.settings) {
+    return refuse("it was made with other settings " +
+                  SettingsDifference(recorded.settings, now.settings));
+  }
+  return Status::Ok();
+}
+
+}  // namespace nbdcopy
