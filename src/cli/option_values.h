@@ -15,8 +15,8 @@ namespace nbdcopy {
 // so a later value wins, and every value is checked. --help and the other
 // actions only set command_line->action: the caller stops there, as upstream
 // exits there. Errors name the option: "--sparse: must be 0 or ...".
-// value is unset for a flag and for an optional value not given ("--progress").
-[[nodiscard]] Status ApplyOption(const OptionSpec& spec, const std::optional<std::string>& value,
+// given is unset for a flag and for an optional value not given ("--progress").
+[[nodiscard]] Status ApplyOption(const OptionSpec& spec, const std::optional<std::string>& given,
                                  CommandLine* command_line);
 
 }  // namespace nbdcopy
