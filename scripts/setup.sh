@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 
 packages=(
   build-essential cmake pkg-config
-  libnbd-dev liburing-dev libfmt-dev libgtest-dev libssl-dev nlohmann-json3-dev
+  libnbd-dev liburing-dev libcli11-dev libfmt-dev libgtest-dev libssl-dev nlohmann-json3-dev
   nbdkit qemu-utils gnutls-bin libnbd-bin util-linux bash-completion man-db
   hyperfine gnuplot-nox time python3
   nbd-server  # a third NBD server for the retry/reconnect matrix (tests)

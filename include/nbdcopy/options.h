@@ -85,9 +85,9 @@ struct CommandLine {
   Options options;
 };
 
-// Parses argv[1..argc) as upstream nbdcopy's getopt_long does, but with
-// long options typed in full. Errors are one line without the "nbdcopy: "
-// prefix. Not thread-safe: getopt_long keeps its state in globals.
+// Parses argv[1..argc) with the meanings upstream nbdcopy's getopt_long
+// gives it (docs/compatibility.md lists the differences), through CLI11.
+// Errors are one line without the "nbdcopy: " prefix.
 [[nodiscard]] Result<CommandLine> ParseCommandLine(const std::vector<std::string>& args);
 
 // Text for --help; mentions every option, with the defaults of Options().

@@ -1,5 +1,8 @@
-// ParseCommandLine: the scan, then each option's meaning, then the operands.
-#include "cli/getopt_scan.h"
+// ParseCommandLine: CLI11 over the option table, each option's meaning as
+// CLI11 meets it, then the operands.
+#include <CLI/App.hpp>
+
+#include "cli/cli_app.h"
 #include "cli/operands.h"
 #include "cli/option_values.h"
 #include "nbdcopy/options.h"
@@ -7,18 +10,21 @@
 namespace nbdcopy {
 
 Result<CommandLine> ParseCommandLine(const std::vector<std::string>& args) {
-  // A word that is no option fails the whole line, even after --help.
-  Result<ScannedArgs> scanned = ScanArgs(args);
-  if (!scanned.ok()) return scanned.status();
-
   CommandLine command_line;
-  for (const OptionOccurrence& occurrence : scanned->options) {
-    if (Status status = ApplyOption(occurrence, &command_line); !status.ok()) return status;
-    if (command_line.action != Action::kCopy) return command_line;  // operands not needed
-  }
-  if (Status status = SetOperands(scanned->operands, &command_line.options); !status.ok()) {
-    return status;
-  }
+  Status value_error;
+  // The first action ends the line, as upstream exits there, and the first
+  // bad value is kept rather than thrown: a bad word anywhere on the line
+  // (ParseWords) is reported before it, even after --help.
+  std::unique_ptr<CLI::App> app =
+      MakeApp([&](const OptionSpec& spec, const std::optional<std::string>& value) {
+        if (!value_error.ok() || command_line.action != Action::kCopy) return;
+        value_error = ApplyOption(spec, value, &command_line);
+      });
+  Result<std::vector<std::string>> operands = ParseWords(*app, args);
+  if (!operands.ok()) return operands.status();
+  if (!value_error.ok()) return value_error;
+  if (command_line.action != Action::kCopy) return command_line;  // operands not needed
+  if (Status status = SetOperands(*operands, &command_line.options); !status.ok()) return status;
   return command_line;
 }
 

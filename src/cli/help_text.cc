@@ -1,112 +1,107 @@
-// --help, --long-options and --short-options, all drawn from the option table.
+// --help through CLI11's formatter; --long-options and --short-options
+// from the option table.
+#include <CLI/CLI.hpp>
 #include <algorithm>
-#include <array>
+#include <memory>
+#include <sstream>
 #include <string_view>
 #include <utility>
 #include <vector>
 
+#include "cli/cli_app.h"
 #include "cli/option_table.h"
 #include "nbdcopy/options.h"
 
 namespace nbdcopy {
 namespace {
 
-using enum ArgKind;
-
+// CLI11 ends the description and the footer with a newline of its own.
 constexpr std::string_view kHeader = R"(Usage: nbdcopy [OPTION...] SOURCE DESTINATION
 Copy a disk image between NBD servers, files, block devices and pipes.
   SOURCE, DESTINATION := - | FILE | DEVICE | NBD-URI | [ CMD ARGS ... ]
   DESTINATION += null:      (put "--" before a "[ CMD ARGS ... ]" operand)
-
 )";
 constexpr std::string_view kFooter =
-    "\nSizes take K, M, G or T (powers of 1024). More, and examples: man nbdcopy\n";
+    "Sizes take K, M, G or T (powers of 1024). More, and examples: man nbdcopy";
 
-constexpr std::string_view kIndent = "  ";
-constexpr size_t kUsageWidth = 25;  // descriptions start in column 2 + 25
-constexpr size_t kMinGap = 2;       // spaces at least between usage and description
-
-constexpr std::array<std::pair<HelpGroup, std::string_view>, 4> kGroupTitles = {{
-    {HelpGroup::kCopy, "Copy:"},
-    {HelpGroup::kPerformance, "Performance:"},
-    {HelpGroup::kChecksums, "Checksums:"},
-    {HelpGroup::kOutput, "Output:"},
-}};
+constexpr size_t kUsageColumn = 2 + 25;  // descriptions start in column 27
 
 // The option's forms as --help lists them: "-S N, --sparse=N". An optional
 // value with a short form gets a line per form, as the short form (-p) is a
 // plain flag.
-std::vector<std::string> UsageLines(const OptionSpec& spec) {
-  const std::string long_form = LongName(spec);
-  const std::string value(spec.value_name);
+std::vector<std::string> UsageLines(const CLI::Option& option) {
+  const std::vector<std::string>& long_names = option.get_lnames();
+  const std::string long_form = "--" + long_names.front();
+  const std::string value = option.get_option_text();
   std::string short_form;
-  if (spec.short_name != '\0') short_form = std::string{'-', spec.short_name};
+  if (!option.get_snames().empty()) short_form = "-" + option.get_snames().front();
   std::vector<std::string> lines;
-  if (spec.arg == kNone) {
+  if (value.empty()) {
     lines = {(short_form.empty() ? "" : short_form + ", ") + long_form};
-  } else if (spec.arg == kRequired) {
+  } else if (option.get_expected_max() > 0) {
     lines = {(short_form.empty() ? "" : short_form + " " + value + ", ") + long_form + "=" + value};
   } else if (short_form.empty()) {
     lines = {long_form + "[=" + value + "]"};
   } else {
     lines = {short_form + ", " + long_form, long_form + "=" + value};
   }
-  if (!spec.alias.empty()) lines.front() += ", --" + std::string(spec.alias);
+  for (size_t i = 1; i < long_names.size(); ++i) lines.front() += ", --" + long_names[i];
   return lines;
 }
 
-// The description's lines, with the default filled in.
-std::vector<std::string> DescriptionLines(const OptionSpec& spec) {
-  std::string text(spec.help);
-  if (spec.shown_default != nullptr) {
-    text.replace(text.find("{}"), 2, spec.shown_default(Options()));
-  }
-  std::vector<std::string> lines;
-  for (size_t start = 0; start <= text.size();) {
-    size_t end = std::min(text.find('\n', start), text.size());
-    lines.push_back(text.substr(start, end - start));
-    start = end + 1;
-  }
-  return lines;
-}
+// CLI11's layout of an option (usage, then the description from column
+// 27, below a usage too wide for that), in upstream's order: the usage
+// line first, sections without blank lines between them, and the actions
+// named together on one line.
+class HelpFormatter : public CLI::Formatter {
+ public:
+  HelpFormatter() { column_width(kUsageColumn); }
 
-// Usage lines beside description lines; a usage too wide for its column
-// gets a line of its own and pushes the description down.
-void AppendOption(const OptionSpec& spec, std::string* text) {
-  const std::vector<std::string> description = DescriptionLines(spec);
-  size_t next = 0;
-  for (const std::string& usage : UsageLines(spec)) {
-    *text += std::string(kIndent) + usage;
-    if (usage.size() + kMinGap > kUsageWidth) {
-      *text += "\n";
-      continue;
+  std::string make_help(const CLI::App* app, std::string, CLI::AppFormatMode) const override {
+    std::string text = make_description(app);
+    for (const std::string& group : app->get_groups()) {
+      if (group.empty()) continue;
+      text += make_group(group, false, app->get_options([&group](const CLI::Option* option) {
+        return option->get_group() == group;
+      }));
     }
-    *text += std::string(kUsageWidth - usage.size(), ' ');
-    *text += (next < description.size() ? description[next++] : "") + "\n";
+    std::string actions;
+    for (const CLI::Option* option :
+         app->get_options([](const CLI::Option* option) { return option->get_group().empty(); })) {
+      actions += (actions.empty() ? "" : ", ") + UsageLines(*option).front();
+    }
+    return text + "  " + actions + "\n\n" + make_footer(app);
   }
-  for (; next < description.size(); ++next) {
-    *text += std::string(kIndent.size() + kUsageWidth, ' ') + description[next] + "\n";
+
+  std::string make_group(std::string group, bool,
+                         std::vector<const CLI::Option*> options) const override {
+    std::string text = group + ":\n";
+    for (const CLI::Option* option : options) text += make_option(option, false);
+    return text;
   }
-}
+
+  // Each usage line but the last takes one line of the description.
+  std::string make_option(const CLI::Option* option, bool) const override {
+    std::ostringstream out;
+    std::string description = option->get_description();
+    const std::vector<std::string> usages = UsageLines(*option);
+    for (size_t i = 0; i < usages.size(); ++i) {
+      const size_t end = i + 1 < usages.size() ? description.find('\n') : std::string::npos;
+      CLI::detail::format_help(out, usages[i], description.substr(0, end), get_column_width());
+      description = end == std::string::npos ? "" : description.substr(end + 1);
+    }
+    return out.str();
+  }
+};
 
 }  // namespace
 
 std::string HelpText() {
-  std::string text(kHeader);
-  for (const auto& [group, title] : kGroupTitles) {
-    text += std::string(title) + "\n";
-    for (const OptionSpec& spec : OptionTable()) {
-      if (spec.group == group) AppendOption(spec, &text);
-    }
-  }
-  // The actions have nothing to explain: one line names them all.
-  std::string actions;
-  for (const OptionSpec& spec : OptionTable()) {
-    if (spec.group != HelpGroup::kActions) continue;
-    actions += (actions.empty() ? "" : ", ") + UsageLines(spec).front();
-  }
-  text += std::string(kIndent) + actions + "\n";
-  return text + std::string(kFooter);
+  std::unique_ptr<CLI::App> app = MakeApp({});
+  app->description(std::string(kHeader));
+  app->footer(std::string(kFooter));
+  app->formatter(std::make_shared<HelpFormatter>());
+  return app->help();
 }
 
 // --help first, as upstream; then alphabetically, as bash completion lists them.

@@ -44,16 +44,15 @@ enum class OptionId {
   kShortOptions,
 };
 
-// What the long form takes, numbered as getopt_long's no_argument,
-// required_argument and optional_argument. A short form takes a value only
+// What the long form takes, as getopt_long says it (no_argument,
+// required_argument, optional_argument). A short form takes a value only
 // when the long form requires one: -p is a plain flag, --progress[=FD] not.
-enum class ArgKind { kNone = 0, kRequired = 1, kOptional = 2 };
+enum class ArgKind { kNone, kRequired, kOptional };
 
 // The --help section an option is listed under, in --help's order.
 // kActions are listed together on one line, at the end.
 enum class HelpGroup { kCopy, kPerformance, kChecksums, kOutput, kActions };
 
-// Names are string literals: getopt_long reads them as C strings.
 struct OptionSpec {
   OptionId id;
   std::string_view long_name;   // without "--"

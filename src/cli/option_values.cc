@@ -159,11 +159,11 @@ Status ApplyLongCopyOption(const OptionSpec& spec, const std::string& value, Opt
 
 }  // namespace
 
-Status ApplyOption(const OptionOccurrence& occurrence, CommandLine* command_line) {
-  const OptionSpec& spec = *occurrence.spec;
+Status ApplyOption(const OptionSpec& spec, const std::optional<std::string>& given,
+                   CommandLine* command_line) {
   Options& options = command_line->options;
-  // Set for every option with a required value, as getopt_long gives one.
-  const std::string value = occurrence.value.value_or("");
+  // Set for every option with a required value.
+  const std::string value = given.value_or("");
   switch (spec.id) {
     case OptionId::kBlkhashFile:
       options.blkhash_file = value;
@@ -178,10 +178,10 @@ Status ApplyOption(const OptionOccurrence& occurrence, CommandLine* command_line
       return ApplyLongCopyOption(spec, value, &options);
     case OptionId::kJson:
       options.json = true;
-      options.json_file = occurrence.value;  // a bare --json means stdout
+      options.json_file = given;  // a bare --json means stdout
       return Status::Ok();
     case OptionId::kBlkhash: {
-      if (!occurrence.value) {
+      if (!given) {
         options.blkhash = BlkhashSpec();
         return Status::Ok();
       }
@@ -191,7 +191,7 @@ Status ApplyOption(const OptionOccurrence& occurrence, CommandLine* command_line
       return Status::Ok();
     }
     case OptionId::kProgress:
-      return ApplyProgress(spec, occurrence.value, &options);
+      return ApplyProgress(spec, given, &options);
     case OptionId::kConnections:
       return ParseCount(spec, value, 1, &options.connections);
     case OptionId::kRequests:
@@ -220,6 +220,8 @@ Status ApplyOption(const OptionOccurrence& occurrence, CommandLine* command_line
     case OptionId::kVersion:
     case OptionId::kLongOptions:
     case OptionId::kShortOptions:
+      // CLI11's disable_flag_override lets a flag's own value through ("--flush=true").
+      if (given) return Status::Error(LongName(spec) + ": does not take a value");
       ApplyFlag(spec.id, command_line);
       return Status::Ok();
   }

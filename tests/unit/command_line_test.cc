@@ -361,6 +361,25 @@ TEST(OptionsTest, FirstBadWordWins) {
   EXPECT_EQ(ParseError({"-C", "0", "--bogus", "a", "b"}), "--bogus: unknown option");
 }
 
+TEST(OptionsTest, WordsCli11WouldMisreadAreRefused) {
+  // CLI11 alone would read "-v-flush" as "-v --flush", "-v-" as "-v --",
+  // "--x=" as "--x" plus the next word, and let "--flag=true" through.
+  EXPECT_EQ(ParseError({"-v-flush", "a", "b"}), "--: unknown option");
+  EXPECT_EQ(ParseError({"-v-help"}), "--: unknown option");
+  EXPECT_EQ(ParseError({"-pv-", "a", "b"}), "--: unknown option");
+  EXPECT_EQ(ParseError({"-C-1", "a", "b"}), "--connections: must not be negative: '-1'");
+  EXPECT_EQ(ParseError({"--flush=true", "a", "b"}), "--flush: does not take a value");
+  EXPECT_EQ(ParseError({"--help=true"}), "--help: does not take a value");
+  EXPECT_EQ(ParseError({"--bogus=", "a", "b"}), "--bogus: unknown option");
+  // A bad word before the refused one comes first; after "--", operands.
+  EXPECT_EQ(ParseError({"--bogus", "--flush=", "a", "b"}), "--bogus: unknown option");
+  EXPECT_EQ(ParseError({"-x", "-v-", "a", "b"}), "-x: unknown option");
+  EXPECT_EQ(ParseOk({"a", "--", "--flush="}).destination, Words{"--flush="});
+  EXPECT_EQ(ParseOk({"--", "-v-", "b"}).source, Words{"-v-"});
+  // Such a word is refused even as the value of the option before it.
+  EXPECT_EQ(ParseError({"--blkhash-file", "--json=", "a", "b"}), "--json: missing value after '='");
+}
+
 TEST(OptionsTest, RepeatedParsesStartAfresh) {
   // getopt_long keeps state between calls: a failed parse may stop inside
   // a cluster ("-xv"), which must not leak into the next one.
