@@ -14,6 +14,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <string_view>
 #include <vector>
 
@@ -29,9 +30,11 @@ class MemoryFileSystem final : public FileSystem {
   // `error`; a kWrite fault first writes `written` bytes (a short write).
   // One-shot.
   struct Fault {
+    Fault(Step step, int error, size_t written = 0, std::string path = {})
+        : step(step), error(error), written(written), path(std::move(path)) {}
     Step step;
     int error;
-    size_t written = 0;
+    size_t written;
     std::string path;
   };
 
