@@ -754,7 +754,7 @@ main() {
     echo "nbdcopy: $NBDCOPY, $(binary_info)"
     bad=0
     for o in corrupt hang crash mute needless gave-up; do bad=$((bad + count[$o])); done
-    ((bad == 0))
+    if ((bad > 0)); then exit 1; fi
 }
 
 # binary_info: when the binary under test was built, and the newest commit
@@ -762,8 +762,8 @@ main() {
 binary_info() {
     local built commit
     built=$(stat -c %Y "$NBDCOPY")
-    commit=$(git -C "$repo" log -1 --format='%h %cI' --before="@$built" -- src include CMakeLists.txt cmake \
-        2>/dev/null) || true
+    commit=$(git -C "$repo" log -1 --first-parent --format='%h %cI' --before="@$built" \
+        -- src include CMakeLists.txt cmake 2>/dev/null) || true
     echo "built $(date -u -d "@$built" '+%Y-%m-%d %H:%M:%S UTC'); newest source commit before that: ${commit:-unknown}"
 }
 
