@@ -122,6 +122,13 @@ Status Bookkeeper::Between(Endpoint& destination, WorkMap& map, bool stopping, b
   return status;
 }
 
+bool Bookkeeper::OpenedMidCopy(WorkMap& map) {
+  if (books_.checkpointer_ == nullptr) return false;
+  RangeSet ranges = books_.checkpointer_->DestinationLost();
+  map.CopyAgain(ranges);
+  return !ranges.empty();
+}
+
 Status Bookkeeper::AtEnd(Endpoint& destination, WorkMap& map, bool stopping, bool* again) {
   if (books_.checkpointer_ != nullptr) Tell();
   return Between(destination, map, stopping, again);

@@ -109,6 +109,15 @@ class Bookkeeper {
   // set when it did). stopping: the copy is ending: no new checkpoint.
   // Cheap when nothing happened. Returns a failed checkpoint.
   [[nodiscard]] Status Between(Endpoint& destination, WorkMap& map, bool stopping, bool* again);
+  // This loop's destination connection was opened after other loops had
+  // written (a worker that starts mid-copy). It may reach a server that
+  // restarted since, losing what they wrote and had not flushed, without
+  // having seen any loss itself; a flush on it would vouch for that. So it
+  // starts a new epoch: what is done and not yet durable goes into `map`
+  // to be copied again (true when it did). Costs a little copying again
+  // when nothing was lost (a worker starts within moments of the first).
+  bool OpenedMidCopy(WorkMap& map);
+
   // The loop ends: what it gathered is told, then as Between.
   [[nodiscard]] Status AtEnd(Endpoint& destination, WorkMap& map, bool stopping, bool* again);
 

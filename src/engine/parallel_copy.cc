@@ -25,7 +25,7 @@ void RunWorkers(SharedCopy& shared, Endpoint& source, Endpoint& destination, boo
         if (!source_connection.ok()) return;
         auto destination_connection = destination.Connect();
         if (!destination_connection.ok()) return;
-        Worker(shared, **source_connection, **destination_connection).Run();
+        Worker(shared, **source_connection, **destination_connection, nullptr, true).Run();
       });
     }
   };

@@ -36,8 +36,9 @@ CopyStats SharedCopy::stats() {
 }
 
 Worker::Worker(SharedCopy& shared, Endpoint& source, Endpoint& destination,
-               std::function<void()> on_first_data)
+               std::function<void()> on_first_data, bool opened_mid_copy)
     : on_first_data_(std::move(on_first_data)),
+      opened_mid_copy_(opened_mid_copy),
       shared_(shared),
       plan_(shared.plan),
       source_(source),
@@ -60,6 +61,7 @@ Worker::Worker(SharedCopy& shared, Endpoint& source, Endpoint& destination,
 
 void Worker::Run() {
   std::vector<Completion> completions;
+  if (opened_mid_copy_ && books_.OpenedMidCopy(shared_.map)) map_done_ = false;
   for (;;) {
     KeepBooks(false);
     if (!Stopping()) Admit();

@@ -63,8 +63,10 @@ class Worker {
  public:
   // on_first_data (optional) runs once, when this worker first meets data.
   // REQUIRES source and destination outlive the worker and belong to it.
+  // opened_mid_copy: its destination connection was opened after others
+  // had written (Bookkeeper::OpenedMidCopy).
   Worker(SharedCopy& shared, Endpoint& source, Endpoint& destination,
-         std::function<void()> on_first_data = nullptr);
+         std::function<void()> on_first_data = nullptr, bool opened_mid_copy = false);
 
   // Copies until the map is done, a worker failed or a cancel was asked,
   // then waits for what is in flight and merges its statistics.
@@ -100,6 +102,7 @@ class Worker {
   void KeepBooks(bool at_end);
 
   std::function<void()> on_first_data_;
+  bool opened_mid_copy_;
   SharedCopy& shared_;
   const CopyPlan& plan_;
   Endpoint& source_;
