@@ -11,7 +11,11 @@
 # test with its TSV line (the last column replays it).  A server that
 # died on its own (nbdkit 1.32.5 aborts at times when its clients vanish)
 # is not ours: reported, not failed.
-# SOAK_SEED picks another seed (default 1).
+# SOAK_SEED picks another seed (default 1). Label soak: the sanitizer
+# runs leave it out (scripts/sanitize.sh): its copies are timed by their
+# --rate and kills, and the retry and checkpoint matrix tests drive the
+# same code under ASan deterministically.
+# labels: soak
 source "$(dirname "$0")/lib/lib.sh"
 require_cmd nbdkit qemu-nbd qemu-img python3
 repo=$(cd "$TEST_LIB/../../.." && pwd)
