@@ -39,39 +39,19 @@ fresh_destination() { # the same file (the server keeps it open), zeroed
     truncate -s "$size" "$T/dst.img"
 }
 
-n=0
 # drop_case MODE DROPS RETRY PROXY-OPTIONS -- NBDCOPY-OPTIONS...
-drop_case() {
-    local mode=$1 drops=$2 retry=$3 proxy=() reason
-    shift 3
-    while [[ $1 != -- ]]; do proxy+=("$1"); shift; done
-    shift
-    n=$((n + 1))
-    local label=d$n
-    stop_server px
-    start_drop_proxy px "$dst_port" --mode "$mode" "${proxy[@]}"
-    local uri="nbd://127.0.0.1:$PROXY_PORT/"
+drop_case() { # MODE DROPS RETRY PROXY-OPTIONS -- NBDCOPY-OPTIONS (retry_lib.bash)
     fresh_destination
-    msg "case $label: $mode, $drops drop(s), --retry=$retry $*"
-    retry_copy "$label" --retry="$retry" "$@" "$T/src.img" "$uri"
-    [[ $RC -eq 0 ]] || fail "$label: the copy failed (exit status $RC): $(copy_error "$label")"
-    [[ $(proxy_drops "$PROXY_LOG") -eq $drops ]] ||
-        fail "$label: the proxy dropped $(proxy_drops "$PROXY_LOG") connections, the test wanted $drops"
+    retry_drop_case dst "$dst_port" "$@"
     # The drops hit connections that were writing: most of their bytes
     # went from nbdcopy to the server.
     local line c2s s2c
     while read -r line; do
         c2s=$(grep -o 'c2s=[0-9]*' <<<"$line" | cut -d= -f2)
         s2c=$(grep -o 's2c=[0-9]*' <<<"$line" | cut -d= -f2)
-        ((c2s > s2c)) || fail "$label: a dropped connection was not writing: $line"
+        ((c2s > s2c)) || fail "$CASE_LABEL: a dropped connection was not writing: $line"
     done < <(grep '^drop ' "$PROXY_LOG")
-    case $mode in
-    close) reason=$RETRY_REASON_CLOSE ;;
-    reset) reason=$RETRY_REASON_RESET ;;
-    silence) reason=$RETRY_REASON_SILENCE ;;
-    esac
-    assert_recovered "$label" "$uri" "$retry" "$drops" "$reason"
-    assert_same_file "$T/src.img" "$T/dst.img" "$label ($mode, $drops drops, $*)"
+    assert_same_file "$T/src.img" "$T/dst.img" "$CASE_LABEL ($*)"
 }
 
 drop_case close 1 3 --drop-after 10M -- -p

@@ -30,32 +30,11 @@ make_test_file "$T/src.img" "$size" # about 19 MiB of it is read
 start_nbdkit_tcp src -t 1 -r file "$T/src.img"
 src_port=$TCP_PORT
 
-n=0
 # drop_case MODE DROPS RETRY PROXY-OPTIONS -- NBDCOPY-OPTIONS...: a copy
 # through a new proxy that drops DROPS connections in MODE.
-drop_case() {
-    local mode=$1 drops=$2 retry=$3 proxy=() reason
-    shift 3
-    while [[ $1 != -- ]]; do proxy+=("$1"); shift; done
-    shift
-    n=$((n + 1))
-    local label=c$n
-    stop_server px
-    start_drop_proxy px "$src_port" --mode "$mode" "${proxy[@]}"
-    local uri="nbd://127.0.0.1:$PROXY_PORT/"
-    rm -f "$T/out.img"
-    msg "case $label: $mode, $drops drop(s), --retry=$retry $*"
-    retry_copy "$label" --retry="$retry" "$@" "$uri" "$T/out.img"
-    [[ $RC -eq 0 ]] || fail "$label: the copy failed (exit status $RC): $(copy_error "$label")"
-    [[ $(proxy_drops "$PROXY_LOG") -eq $drops ]] ||
-        fail "$label: the proxy dropped $(proxy_drops "$PROXY_LOG") connections, the test wanted $drops"
-    case $mode in
-    close) reason=$RETRY_REASON_CLOSE ;;
-    reset) reason=$RETRY_REASON_RESET ;;
-    silence) reason=$RETRY_REASON_SILENCE ;;
-    esac
-    assert_recovered "$label" "$uri" "$retry" "$drops" "$reason"
-    assert_same_file "$T/src.img" "$T/out.img" "$label ($mode, $drops drops, $*)"
+drop_case() { # MODE DROPS RETRY PROXY-OPTIONS -- NBDCOPY-OPTIONS (retry_lib.bash)
+    retry_drop_case src "$src_port" "$@"
+    assert_same_file "$T/src.img" "$T/out.img" "$CASE_LABEL ($*)"
 }
 
 # One drop, 4 MiB into a connection's traffic; then three (or two)

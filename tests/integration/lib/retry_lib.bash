@@ -184,3 +184,43 @@ wait_line() {
     done
     fail "$1: no line /$2/ within 30 s"
 }
+
+# retry_drop_case SIDE PORT MODE DROPS RETRY PROXY-OPTIONS... -- NBDCOPY-OPTIONS...
+# The case the retry-drop-* tests share: a copy with --retry=RETRY through a
+# fresh drop_proxy.py (named px, --mode MODE and PROXY-OPTIONS) in front of
+# the server on 127.0.0.1:PORT. SIDE src: that server is the source, copied
+# to $T/out.img (removed first); SIDE dst: $T/src.img is copied to it.
+# Checks the copy succeeded, the proxy dropped DROPS connections, and each
+# was reported lost for MODE's reason and re-established at once, the
+# report counting DROPS reconnections (assert_recovered). Sets CASE_LABEL
+# (the copy's files in $T are named after it) and CASE_URI; the caller
+# checks the bytes.
+RETRY_CASES=0
+retry_drop_case() {
+    local side=$1 port=$2 mode=$3 drops=$4 retry=$5 proxy=() reason
+    shift 5
+    while [[ $1 != -- ]]; do proxy+=("$1"); shift; done
+    shift
+    RETRY_CASES=$((RETRY_CASES + 1))
+    CASE_LABEL=$side$RETRY_CASES
+    stop_server px
+    start_drop_proxy px "$port" --mode "$mode" "${proxy[@]}"
+    CASE_URI="nbd://127.0.0.1:$PROXY_PORT/"
+    msg "case $CASE_LABEL: $mode, $drops drop(s), --retry=$retry $*"
+    if [[ $side == src ]]; then
+        rm -f "$T/out.img"
+        retry_copy "$CASE_LABEL" --retry="$retry" "$@" "$CASE_URI" "$T/out.img"
+    else
+        retry_copy "$CASE_LABEL" --retry="$retry" "$@" "$T/src.img" "$CASE_URI"
+    fi
+    [[ $RC -eq 0 ]] || fail "$CASE_LABEL: the copy failed (exit status $RC): $(copy_error "$CASE_LABEL")"
+    [[ $(proxy_drops "$PROXY_LOG") -eq $drops ]] ||
+        fail "$CASE_LABEL: the proxy dropped $(proxy_drops "$PROXY_LOG") connections, the test wanted $drops"
+    case $mode in
+    close) reason=$RETRY_REASON_CLOSE ;;
+    reset) reason=$RETRY_REASON_RESET ;;
+    silence) reason=$RETRY_REASON_SILENCE ;;
+    *) fail "retry_drop_case: no mode $mode" ;;
+    esac
+    assert_recovered "$CASE_LABEL" "$CASE_URI" "$retry" "$drops" "$reason"
+}
