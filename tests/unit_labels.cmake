@@ -2,7 +2,7 @@
 # adds to every case whose suite tests a feature that feature's label,
 # beside "unit". A suite in no list keeps "unit" alone.
 set(unit_feature_suites
-  checkpoint CheckpointerTest CheckpointFileTest CheckpointFileIoTest CheckpointRunTest -
+  checkpoint CheckpointerTest CopyBooksTest CheckpointFileTest CheckpointFileIoTest CheckpointRunTest -
   retry ExportChangeTest -
   incremental IncrementalCopyTest SummarizeDirtyTest RangeListTest RangesRunTest TextLexerTest -
   blkhash BlkhashTest SequentialBlkhashTest -
