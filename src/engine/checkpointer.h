@@ -54,8 +54,8 @@ class Checkpointer {
   // weight: the bytes of it that count toward interval_bytes, what a crash
   // would cost to copy again (data written; zeroes and skipped ranges are
   // cheap to redo: 0).
-  void Completed(uint64_t offset, uint64_t length, uint64_t started_epoch,
-                 uint64_t weight) EXCLUDES(mutex_);
+  void Completed(uint64_t offset, uint64_t length, uint64_t started_epoch, uint64_t weight)
+      EXCLUDES(mutex_);
   void Completed(uint64_t offset, uint64_t length, uint64_t started_epoch) EXCLUDES(mutex_) {
     Completed(offset, length, started_epoch, length);
   }

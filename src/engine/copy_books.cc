@@ -40,8 +40,8 @@ Status CopyBooks::EndRound(Endpoint& destination, WorkMap* map, bool stopped, bo
   return Status::Ok();
 }
 
-Bookkeeper::Bookkeeper(CopyBooks& books, const Endpoint& destination)
-    : books_(books), seen_reconnections_(destination.reconnections()) {}
+Bookkeeper::Bookkeeper(CopyBooks& books, const Endpoint& destination, bool opened_mid_copy)
+    : books_(books), vouches_(!opened_mid_copy), seen_reconnections_(destination.reconnections()) {}
 
 Bookkeeper::Clock::duration Bookkeeper::ReadWait(uint64_t length) {
   return books_.rate_ ? books_.rate_->TryAcquire(length) : Clock::duration::zero();
@@ -113,20 +113,13 @@ Status Bookkeeper::Between(Endpoint& destination, WorkMap& map, bool stopping, b
     *again = true;
   };
   const bool due = !stopping && checkpointer->Due();
-  if (due) Tell();  // so that the checkpoint includes it
+  if (due) Tell();  // so that the checkpoint includes it (whoever makes it)
   // A loss first: a flush after it must not vouch for what it lost.
   copy_again();
-  if (!due) return Status::Ok();
+  if (!due || !vouches_) return Status::Ok();
   Status status = checkpointer->Checkpoint(destination);
   copy_again();  // a loss the flush itself met
   return status;
-}
-
-bool Bookkeeper::OpenedMidCopy(WorkMap& map) {
-  if (books_.checkpointer_ == nullptr) return false;
-  RangeSet ranges = books_.checkpointer_->DestinationLost();
-  map.CopyAgain(ranges);
-  return !ranges.empty();
 }
 
 Status Bookkeeper::AtEnd(Endpoint& destination, WorkMap& map, bool stopping, bool* again) {

@@ -75,7 +75,13 @@ class Bookkeeper {
   using Clock = RateLimiter::Clock;
 
   // destination: this loop's own connection (its restarts are watched).
-  Bookkeeper(CopyBooks& books, const Endpoint& destination);
+  // opened_mid_copy: it was opened after other loops had written (a worker
+  // that starts mid-copy). It may reach a server that restarted since,
+  // losing what they wrote and had not flushed, without having seen any
+  // loss itself, so a flush on it cannot vouch for their writes: such a
+  // loop makes no checkpoint (the first loop's connection, open before
+  // any write, does: after a restart its flush meets the loss).
+  Bookkeeper(CopyBooks& books, const Endpoint& destination, bool opened_mid_copy = false);
   ~Bookkeeper() { Tell(); }
 
   // --rate, for a loop that must not block: zero when `length` more bytes
@@ -109,15 +115,6 @@ class Bookkeeper {
   // set when it did). stopping: the copy is ending: no new checkpoint.
   // Cheap when nothing happened. Returns a failed checkpoint.
   [[nodiscard]] Status Between(Endpoint& destination, WorkMap& map, bool stopping, bool* again);
-  // This loop's destination connection was opened after other loops had
-  // written (a worker that starts mid-copy). It may reach a server that
-  // restarted since, losing what they wrote and had not flushed, without
-  // having seen any loss itself; a flush on it would vouch for that. So it
-  // starts a new epoch: what is done and not yet durable goes into `map`
-  // to be copied again (true when it did). Costs a little copying again
-  // when nothing was lost (a worker starts within moments of the first).
-  bool OpenedMidCopy(WorkMap& map);
-
   // The loop ends: what it gathered is told, then as Between.
   [[nodiscard]] Status AtEnd(Endpoint& destination, WorkMap& map, bool stopping, bool* again);
 
@@ -129,6 +126,7 @@ class Bookkeeper {
   static constexpr uint64_t kMostGathered = 64ULL << 20;
 
   CopyBooks& books_;
+  const bool vouches_;           // may make checkpoints (not opened mid-copy)
   uint64_t seen_reconnections_;  // of this loop's destination connection
   uint64_t gathered_offset_ = 0, gathered_length_ = 0, gathered_epoch_ = 0;
   uint64_t gathered_written_ = 0;

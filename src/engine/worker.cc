@@ -38,7 +38,6 @@ CopyStats SharedCopy::stats() {
 Worker::Worker(SharedCopy& shared, Endpoint& source, Endpoint& destination,
                std::function<void()> on_first_data, bool opened_mid_copy)
     : on_first_data_(std::move(on_first_data)),
-      opened_mid_copy_(opened_mid_copy),
       shared_(shared),
       plan_(shared.plan),
       source_(source),
@@ -54,14 +53,13 @@ Worker::Worker(SharedCopy& shared, Endpoint& source, Endpoint& destination,
       budget_(plan_.min_request_size > 0 ? plan_.min_request_size : plan_.request_size,
               plan_.request_size, plan_.queue_size),
       // The budget bounds the bytes in flight; one request may exceed it alone.
-      books_(shared.books, destination),
+      books_(shared.books, destination, opened_mid_copy),
       arena_(std::max(plan_.queue_size, plan_.request_size), max_requests_) {
   for (unsigned i = max_requests_; i > 0; --i) free_slots_.push_back(i - 1);
 }
 
 void Worker::Run() {
   std::vector<Completion> completions;
-  if (opened_mid_copy_ && books_.OpenedMidCopy(shared_.map)) map_done_ = false;
   for (;;) {
     KeepBooks(false);
     if (!Stopping()) Admit();

@@ -64,7 +64,7 @@ class Worker {
   // on_first_data (optional) runs once, when this worker first meets data.
   // REQUIRES source and destination outlive the worker and belong to it.
   // opened_mid_copy: its destination connection was opened after others
-  // had written (Bookkeeper::OpenedMidCopy).
+  // had written (see Bookkeeper).
   Worker(SharedCopy& shared, Endpoint& source, Endpoint& destination,
          std::function<void()> on_first_data = nullptr, bool opened_mid_copy = false);
 
@@ -102,7 +102,6 @@ class Worker {
   void KeepBooks(bool at_end);
 
   std::function<void()> on_first_data_;
-  bool opened_mid_copy_;
   SharedCopy& shared_;
   const CopyPlan& plan_;
   Endpoint& source_;
