@@ -16,7 +16,6 @@ namespace {
 using fakes::MemoryEndpoint;
 
 constexpr uint64_t kMiB = 1024 * 1024;
-constexpr auto kNever = std::chrono::hours(1);
 
 struct CountingProgress : ProgressSink {
   void Add(uint64_t bytes) override { added += bytes; }
