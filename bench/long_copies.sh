@@ -21,7 +21,7 @@
 #               --retry=3, vs the same proxy without drops
 #   reconnect-qemu  a 1 GiB file of random bytes (tmpfs) served by qemu-nbd over TCP
 #               (raw, multi-conn) through the proxy, one drop per 100 MiB, the
-#               default 4 connections, --retry=3, into a file on tmpfs, vs the
+#               4 connections (-T 4), --retry=3, into a file on tmpfs, vs the
 #               same proxy without drops
 #   rate        pattern with --rate=200M: the rate measured
 #   ranges      a 4 GiB qcow2 (10 % data) through qemu-nbd, 1 % changed in 2,000
@@ -180,8 +180,8 @@ if want reconnect-qemu; then
   proxy qcalm "$qport"
   proxy qdrops "$qport" --drop-every 100M --mode close
   rounds reconnect-qemu "$(cat "$T/qemu.pid"),${PIDS[-1]},${PIDS[-2]}" \
-    no-drops "$OURS --retry=3 nbd://127.0.0.1:$(cat "$T/qcalm.port") $SHM/q-out.img" \
-    drops "$OURS --retry=3 nbd://127.0.0.1:$(cat "$T/qdrops.port") $SHM/q-out.img"
+    no-drops "$OURS -T 4 --retry=3 nbd://127.0.0.1:$(cat "$T/qcalm.port") $SHM/q-out.img" \
+    drops "$OURS -T 4 --retry=3 nbd://127.0.0.1:$(cat "$T/qdrops.port") $SHM/q-out.img"
   cmp "$SHM/q-src.img" "$SHM/q-out.img" || { echo "bench: reconnect-qemu: the copy differs" >&2; exit 1; }
   QDROPS=$(grep -c '^drop ' "$T/qdrops.log" || true)
 fi
