@@ -124,13 +124,17 @@ uint64_t WorkMap::HandOut(const Extent& planned) {
     clean_bytes_ += planned.length;
     return 0;
   }
+  const PieceKind copied = planned.zero ? PieceKind::kZero : PieceKind::kData;
+  if (unlisted_.empty() && done_.empty()) {  // a copy of the whole image
+    mapped_.push_back(Piece{planned.offset, planned.length, copied});
+    return copied == PieceKind::kZero ? planned.length : 0;
+  }
   // The parts of the planned range and their kinds (nullopt: skipped).
   struct Part {
     uint64_t offset, end;
     std::optional<PieceKind> kind;
   };
   std::vector<Part> parts;
-  const PieceKind copied = planned.zero ? PieceKind::kZero : PieceKind::kData;
   Carve(planned.offset, planned.offset + planned.length, unlisted_,
         [&](uint64_t offset, uint64_t end, bool unlisted) {
           if (unlisted) return parts.push_back({offset, end, CoveredKind(planned, true)});
