@@ -122,6 +122,11 @@ Status Bookkeeper::Between(Endpoint& destination, WorkMap& map, bool stopping, b
   return status;
 }
 
+Status Bookkeeper::NothingLost(const Endpoint& destination) const {
+  return destination.reconnections() == seen_reconnections_ ? Status::Ok()
+                                                            : CannotCopyAgain(destination);
+}
+
 Status Bookkeeper::AtEnd(Endpoint& destination, WorkMap& map, bool stopping, bool* again) {
   Tell();  // (nothing is gathered without a checkpointer)
   return Between(destination, map, stopping, again);

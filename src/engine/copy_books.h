@@ -115,6 +115,10 @@ class Bookkeeper {
   // set when it did). stopping: the copy is ending: no new checkpoint.
   // Cheap when nothing happened. Returns a failed checkpoint.
   [[nodiscard]] Status Between(Endpoint& destination, WorkMap& map, bool stopping, bool* again);
+  // For a loop that cannot copy anything again (a stream): fails
+  // (CannotCopyAgain) once its destination connection was re-established.
+  [[nodiscard]] Status NothingLost(const Endpoint& destination) const;
+
   // The loop ends: what it gathered is told, then as Between.
   [[nodiscard]] Status AtEnd(Endpoint& destination, WorkMap& map, bool stopping, bool* again);
 

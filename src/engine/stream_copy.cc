@@ -11,7 +11,6 @@ namespace nbdcopy {
 
 Status CopyStream(Endpoint& source, Endpoint& destination, SyncWriter& writer, Bookkeeper& books,
                   std::span<std::byte> buffer, uint64_t* length) {
-  const uint64_t reconnections = destination.reconnections();
   for (uint64_t offset = 0;;) {
     *length = offset;
     if (CancelRequested()) return CancelledStatus();
@@ -29,7 +28,7 @@ Status CopyStream(Endpoint& source, Endpoint& destination, SyncWriter& writer, B
     if (!stored.ok()) return stored.status();
     Status status = writer.WriteRuns(offset, buffer.first(*stored));
     if (!status.ok()) return status;
-    if (destination.reconnections() != reconnections) return CannotCopyAgain(destination);
+    if (Status lost = books.NothingLost(destination); !lost.ok()) return lost;
     books.Done(PieceKind::kData, offset, *got, started, *got);
     offset += *got;
   }
