@@ -7,7 +7,7 @@ set(unit_feature_suites
   incremental IncrementalCopyTest SummarizeDirtyTest RangeListTest RangesRunTest TextLexerTest -
   blkhash BlkhashTest SequentialBlkhashTest -
   progress ProgressTest RenderTest FormatTest -
-  option OptionChecksTest OptionsTest OptionTableTest HelpTextTest ParseNumberTest ParseSizeTest FormatSizeTest
+  option OptionChecksTest OptionsTest OptionTableTest LongOptionNamesTest HelpTextTest ParseNumberTest ParseSizeTest FormatSizeTest
          QuotedTest RateLimiterTest -
   tls NbdTlsTest -
   json ReportTest RunOutputTest -)

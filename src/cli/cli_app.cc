@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <array>
 
+#include "cli/long_option_names.h"
+
 namespace nbdcopy {
 namespace {
 
@@ -32,6 +34,13 @@ std::string CliNames(const OptionSpec& spec) {
   return names;
 }
 
+// "--bogus=1: unknown option" -> "--bogus: ..."; "-xv" -> "-x: ..." (getopt
+// stops at the first bad letter).
+Status UnknownOption(const std::string& word) {
+  std::string name = word[1] == '-' ? word.substr(0, word.find('=')) : word.substr(0, 2);
+  return Status::Error(name + ": unknown option");
+}
+
 bool IsFlagLetter(const CLI::App& app, char letter) {
   const CLI::Option* option = app.get_option_no_throw(std::string{'-', letter});
   return option != nullptr && option->get_expected_max() == 0;
@@ -48,7 +57,7 @@ Status MisreadWord(const CLI::App& app, const std::string& word) {
   if (word.starts_with("--") && word.find('=') == word.size() - 1) {
     const std::string name = word.substr(0, word.size() - 1);
     const CLI::Option* option = app.get_option_no_throw(name);
-    if (option == nullptr) return Status::Error(name + ": unknown option");
+    if (option == nullptr) return UnknownOption(name);
     if (option->get_disable_flag_override()) return Status::Error(name + ": does not take a value");
     return Status::Error(name + ": missing value after '='");
   }
@@ -85,14 +94,38 @@ Result<std::vector<std::string>> OperandWords(const std::vector<std::string>& le
     if (!options_ended && word == "--") {
       options_ended = true;
     } else if (!options_ended && word.size() > 1 && word[0] == '-') {
-      // "--bogus=1" -> "--bogus"; "-xv" -> "-x" (getopt stops at the first bad letter).
-      std::string name = word[1] == '-' ? word.substr(0, word.find('=')) : word.substr(0, 2);
-      return Status::Error(name + ": unknown option");
+      return UnknownOption(word);
     } else {
       words.push_back(word);
     }
   }
   return words;
+}
+
+// A word as a shell reads it back: bare when it is safe, else in '...'.
+std::string ShellWord(const std::string& word) {
+  static constexpr const char* kSafe =
+      "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-+=/.,:@%";
+  if (word == "[" || word == "]") return word;
+  if (!word.empty() && word.find_first_not_of(kSafe) == std::string::npos) return word;
+  std::string quoted = "'";
+  for (char c : word) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
+
+// An unknown option that is a word of a "[ CMD ARGS ]" written without the
+// "--" before the operands was meant for CMD: a second line says so, with
+// the command line that works. The error stays the same error.
+Status WithBracketHint(const Status& error, const SpelledOutWords& spelled) {
+  for (const std::string& word : spelled.bracketed_options) {
+    if (UnknownOption(word).message() != error.message()) continue;
+    std::string line = "nbdcopy";
+    for (const std::string& corrected : spelled.with_end_marker) line += " " + ShellWord(corrected);
+    return Status::Error(error.message() +
+                         "\noptions of a bracketed command need '--' before the operands: " +
+                         line);
+  }
+  return error;
 }
 
 }  // namespace
@@ -120,9 +153,12 @@ std::unique_ptr<CLI::App> MakeApp(OptionCallback on_option) {
   return app;
 }
 
-Result<std::vector<std::string>> ParseWords(CLI::App& app, const std::vector<std::string>& args) {
-  // CLI11 reads the words before the first misread one (up to the "--"
-  // that ends the options), so that a bad word before it comes first.
+Result<std::vector<std::string>> ParseWords(CLI::App& app, const std::vector<std::string>& typed) {
+  // CLI11 meets full names only: "--thr=2" is "--threads=2" from here on.
+  const SpelledOutWords spelled = SpellOutLongOptions(OptionTable(), typed);
+  const std::vector<std::string>& args = spelled.words;
+  // CLI11 reads the words before the first misread or ambiguous one (up to
+  // the "--" that ends the options), so that a bad word before it comes first.
   size_t end = 0;
   Status misread;
   for (; end < args.size() && args[end] != "--"; ++end) {
@@ -130,16 +166,21 @@ Result<std::vector<std::string>> ParseWords(CLI::App& app, const std::vector<std
     if (!misread.ok()) break;
   }
   if (misread.ok()) end = args.size();
+  if (spelled.refused_at < end) {
+    end = spelled.refused_at;
+    misread = spelled.refusal;
+  }
   try {
     // CLI11 takes the words last first.
     app.parse(std::vector<std::string>(args.rend() - static_cast<ptrdiff_t>(end), args.rend()));
   } catch (const CLI::ParseError& error) {
     // CLI11 stops at the bad word; an unknown option before it comes first.
     Result<std::vector<std::string>> earlier = OperandWords(app.remaining());
-    return earlier.ok() ? WordError(error, misread) : earlier.status();
+    return WithBracketHint(earlier.ok() ? WordError(error, misread) : earlier.status(), spelled);
   }
   Result<std::vector<std::string>> operands = OperandWords(app.remaining());
-  if (operands.ok() && !misread.ok()) return misread;
+  if (operands.ok() && !misread.ok()) return WithBracketHint(misread, spelled);
+  if (!operands.ok()) return WithBracketHint(operands.status(), spelled);
   return operands;
 }
 

@@ -31,9 +31,13 @@ using OptionCallback =
 std::unique_ptr<CLI::App> MakeApp(OptionCallback on_option);
 
 // Runs a MakeApp App over args (each App once) and returns the operand
-// words, in order, without the "--" marker. Fails on the first word that is
-// no option, lacks its required value, or gives a value to an option that
-// takes none ("--bogus: unknown option"); values are on_option's to judge.
+// words, in order, without the "--" marker. Long options may be
+// abbreviated as getopt_long allows (long_option_names.h). Fails on the
+// first word that is no option, an ambiguous abbreviation, lacks its
+// required value, or gives a value to an option that takes none
+// ("--bogus: unknown option"); values are on_option's to judge. An unknown
+// option inside a "[ CMD ARGS ]" before "--" gets a second line: the
+// command line with the "--" it needs.
 [[nodiscard]] Result<std::vector<std::string>> ParseWords(CLI::App& app,
                                                           const std::vector<std::string>& args);
 

@@ -19,8 +19,13 @@ constexpr int kExitFailure = 1;
 
 // Messages quote operands; an operand that merely looks like a URI with a
 // password (a mistyped scheme is a file name) must not show it either.
+// A message of several lines (an error and a hint) is several "nbdcopy: " lines.
 int Fail(const Status& status) {
-  std::fprintf(stderr, "nbdcopy: %s\n", RedactPasswords(status.message()).c_str());
+  std::string text = RedactPasswords(status.message());
+  for (size_t at = text.find('\n'); at != std::string::npos; at = text.find('\n', at + 1)) {
+    text.insert(at + 1, "nbdcopy: ");
+  }
+  std::fprintf(stderr, "nbdcopy: %s\n", text.c_str());
   return kExitFailure;
 }
 

@@ -328,7 +328,10 @@ TEST(OptionsTest, EveryRejectionNamesTheOptionAndReason) {
       {{"--help=x"}, "--help: does not take a value"},
       {{"--bogus", "a", "b"}, "--bogus: unknown option"},
       {{"a", "b", "--bogus=3"}, "--bogus: unknown option"},
-      {{"--conn=4", "a", "b"}, "--conn: unknown option"},  // no abbreviations
+      {{"--conn=x", "a", "b"}, "--connections: not a number: 'x'"},  // abbreviated
+      {{"--flu=1", "a", "b"}, "--flush: does not take a value"},
+      {{"--bl", "a", "b"},
+       "option '--bl' is ambiguous; possibilities: '--blkhash' '--blkhash-file'"},
       {{"-x", "a", "b"}, "-x: unknown option"},
       {{"-xv", "a", "b"}, "-x: unknown option"},
       {{"-vx", "a", "b"}, "-x: unknown option"},
@@ -336,9 +339,13 @@ TEST(OptionsTest, EveryRejectionNamesTheOptionAndReason) {
       {{"-1", "a", "b"}, "-1: unknown option"},
       {{"-h", "a", "b"}, "-h: unknown option"},
       {{"-v-", "a", "b"}, "--: unknown option"},  // getopt reads "-" as a letter here
-      {{"--verb", "a", "b"}, "--verb: unknown option"},
-      {{"a", "b", "--conn"}, "--conn: unknown option"},
-      {{"--ver", "a", "b"}, "--ver: unknown option"},  // ambiguous too
+      {{"--verbs", "a", "b"}, "--verbs: unknown option"},
+      {{"a", "b", "--conn"}, "--connections: requires a value"},
+      {{"--ver", "a", "b"},
+       "option '--ver' is ambiguous; possibilities: '--verbose' '--verify' '--version'"},
+      {{"--req=8", "a", "b"},
+       "option '--req=8' is ambiguous; possibilities: '--request-size' '--requests'"},
+      {{"--que=", "a", "b"}, "--queue-size: missing value after '='"},
       {{"--=4", "a", "b"}, "--: unknown option"},
       {{"--target-is-zero=1", "a", "b"}, "--target-is-zero: does not take a value"},
       {{"-C=4", "a", "b"}, "--connections: not a number: '=4'"},
@@ -359,6 +366,48 @@ TEST(OptionsTest, FirstBadWordWins) {
   EXPECT_EQ(ParseError({"-x", "a", "b", "-C"}), "-x: unknown option");
   // Word errors come before value errors, wherever they are.
   EXPECT_EQ(ParseError({"-C", "0", "--bogus", "a", "b"}), "--bogus: unknown option");
+}
+
+TEST(OptionsTest, LongOptionsAbbreviatedAsGetoptLong) {
+  EXPECT_EQ(ParseOk({"--conn=2", "a", "b"}).connections, 2u);
+  EXPECT_EQ(ParseOk({"--conn", "2", "a", "b"}).connections, 2u);
+  EXPECT_EQ(ParseOk({"--c=3", "a", "b"}).connections, 3u);  // libnbd's reading
+  EXPECT_EQ(ParseOk({"--thr=2", "--sp=0", "a", "b"}).threads, 2u);
+  EXPECT_EQ(ParseOk({"--que=16M", "a", "b"}).queue_size, 16u << 20);
+  EXPECT_TRUE(ParseOk({"--sync", "a", "b"}).synchronous);
+  EXPECT_TRUE(ParseOk({"--d", "a", "b"}).destination_is_zero);
+  EXPECT_TRUE(ParseOk({"--targ", "a", "b"}).destination_is_zero);
+  EXPECT_FALSE(ParseOk({"--no-ex", "a", "b"}).extents);
+  EXPECT_EQ(ParseOk({"--pro", "a", "b"}).progress, ProgressMode::kBar);
+  EXPECT_EQ(ParseOk({"--pro=3", "a", "b"}).progress_fd, 3);
+  EXPECT_EQ(ParseOk({"--ch=cp", "a", "b"}).checkpoint, "cp");
+  EXPECT_EQ(ParseOk({"--blkhash-f", "x", "--blkhash", "a", "b"}).blkhash_file, "x");
+  EXPECT_EQ(ParseAction({"--h"}), Action::kHelp);
+  EXPECT_EQ(ParseAction({"--vers"}), Action::kVersion);
+  EXPECT_EQ(ParseOk({"--fl", "--", "--fl", "b"}).source, Words{"--fl"});
+  // The first bad word wins, an ambiguous one as any.
+  EXPECT_EQ(ParseError({"--bogus", "--re", "a", "b"}), "--bogus: unknown option");
+  EXPECT_EQ(ParseError({"--re", "--bogus", "a", "b"}),
+            "option '--re' is ambiguous; possibilities: '--request-size' '--requests' '--retry'");
+  EXPECT_EQ(ParseError({"--flush=", "--re", "a", "b"}), "--flush: does not take a value");
+  EXPECT_EQ(ParseError({"--ve", "--flush=", "a", "b"}),
+            "option '--ve' is ambiguous; possibilities: '--verbose' '--verify' '--version'");
+}
+
+TEST(OptionsTest, BracketedCommandOptionsGetAHint) {
+  EXPECT_EQ(ParseError({"src", "[", "qemu-nbd", "-f", "qcow2", "out.qcow2", "]"}),
+            "-f: unknown option\noptions of a bracketed command need '--' before the operands: "
+            "nbdcopy -- src [ qemu-nbd -f qcow2 out.qcow2 ]");
+  EXPECT_EQ(ParseError({"-v", "[", "nbdkit", "--filter=cow", "memory", "1G", "]", "dst",
+                        "--conn=2"}),
+            "--filter: unknown option\noptions of a bracketed command need '--' before the "
+            "operands: nbdcopy -v --connections=2 -- [ nbdkit --filter=cow memory 1G ] dst");
+  // Words are quoted as a shell reads them back.
+  EXPECT_EQ(ParseError({"a b", "[", "c", "-x", "it's", "]"}),
+            "-x: unknown option\noptions of a bracketed command need '--' before the operands: "
+            "nbdcopy -- 'a b' [ c -x 'it'\\''s' ]");
+  // Not for an unknown option of ours.
+  EXPECT_EQ(ParseError({"--bogus", "src", "[", "c", "-f", "]"}), "--bogus: unknown option");
 }
 
 TEST(OptionsTest, WordsCli11WouldMisreadAreRefused) {
