@@ -126,7 +126,12 @@ void SizeRequests(const Options& options, const Endpoint& source, const Endpoint
           : std::min(plan->request_size,
                      std::max({kSmallestAdaptiveRequest, preferred, rules.alignment}));
   plan->coalesce_below = std::max(rules.alignment, std::min(kCoalesceHoles, plan->request_size));
+  // A worker's queue holds one request at least.
   plan->queue_size = std::max(options.queue_size, plan->request_size);
+  if (plan->queue_size != options.queue_size) {
+    plan->notes += fmt::format("nbdcopy: queue size {} raised to {}, the request size\n",
+                               options.queue_size, plan->queue_size);
+  }
 }
 
 }  // namespace

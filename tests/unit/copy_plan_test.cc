@@ -32,6 +32,17 @@ TEST(CopyPlanTest, DefaultsSkipCostlyMapsAndClone) {
   EXPECT_TRUE(plan.clone_data);
 }
 
+TEST(CopyPlanTest, AQueueBelowTheRequestSizeIsRaisedAndSaysSo) {
+  Pair pair;
+  Options small_queue;
+  small_queue.request_size = 1 << 20;
+  small_queue.queue_size = 64 << 10;
+  CopyPlan plan = pair.Plan(small_queue);
+  EXPECT_EQ(plan.queue_size, 1u << 20);
+  EXPECT_EQ(plan.notes, "nbdcopy: queue size 65536 raised to 1048576, the request size\n");
+  EXPECT_EQ(pair.Plan(Options{}).notes, "");
+}
+
 TEST(CopyPlanTest, MapsAreAlwaysAskedWithoutZeroDetection) {
   Pair pair;
   Options no_detection;
