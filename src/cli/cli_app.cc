@@ -122,8 +122,7 @@ Status WithBracketHint(const Status& error, const SpelledOutWords& spelled) {
     std::string line = "nbdcopy";
     for (const std::string& corrected : spelled.with_end_marker) line += " " + ShellWord(corrected);
     return Status::Error(error.message() +
-                         "\noptions of a bracketed command need '--' before the operands: " +
-                         line);
+                         "\noptions of a bracketed command need '--' before the operands: " + line);
   }
   return error;
 }

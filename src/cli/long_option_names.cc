@@ -6,13 +6,12 @@
 namespace nbdcopy {
 namespace {
 
-// libnbd's copy/main.c long_options[], in its order.
+// The names of libnbd's copy/main.c long_options[] (1.24).
 constexpr std::array<std::string_view, 20> kUpstreamNames = {
-    "help",         "long-options",  "allocated",  "blkhash",     "blkhash-file",
-    "connections",  "destination-is-zero",         "flush",       "no-extents",
-    "progress",     "queue-size",    "request-size", "requests",  "short-options",
-    "sparse",       "synchronous",   "target-is-zero", "threads", "verbose",
-    "version",
+    "help",        "long-options",        "allocated", "blkhash",       "blkhash-file",
+    "connections", "destination-is-zero", "flush",     "no-extents",    "progress",
+    "queue-size",  "request-size",        "requests",  "short-options", "sparse",
+    "synchronous", "target-is-zero",      "threads",   "verbose",       "version",
 };
 
 // The spec whose name or alias is exactly name, or null.
@@ -82,8 +81,10 @@ class Speller {
       }
     }
     for (size_t rest = i; rest < args_.size(); ++rest) out_.words.push_back(args_[rest]);
-    // Operands after "--" follow the ones before it, after the one marker.
+    // Operands after "--" follow the ones before it, after the one marker;
+    // a "--" inside "[ CMD ARGS ]" is the command's, kept.
     out_.with_end_marker.push_back("--");
+    if (in_brackets_ && i < args_.size()) operands_.push_back("--");
     for (size_t rest = i + 1; rest < args_.size(); ++rest) operands_.push_back(args_[rest]);
     out_.with_end_marker.insert(out_.with_end_marker.end(), operands_.begin(), operands_.end());
     return std::move(out_);

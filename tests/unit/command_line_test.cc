@@ -398,10 +398,10 @@ TEST(OptionsTest, BracketedCommandOptionsGetAHint) {
   EXPECT_EQ(ParseError({"src", "[", "qemu-nbd", "-f", "qcow2", "out.qcow2", "]"}),
             "-f: unknown option\noptions of a bracketed command need '--' before the operands: "
             "nbdcopy -- src [ qemu-nbd -f qcow2 out.qcow2 ]");
-  EXPECT_EQ(ParseError({"-v", "[", "nbdkit", "--filter=cow", "memory", "1G", "]", "dst",
-                        "--conn=2"}),
-            "--filter: unknown option\noptions of a bracketed command need '--' before the "
-            "operands: nbdcopy -v --connections=2 -- [ nbdkit --filter=cow memory 1G ] dst");
+  EXPECT_EQ(
+      ParseError({"-v", "[", "nbdkit", "--filter=cow", "memory", "1G", "]", "dst", "--conn=2"}),
+      "--filter: unknown option\noptions of a bracketed command need '--' before the "
+      "operands: nbdcopy -v --connections=2 -- [ nbdkit --filter=cow memory 1G ] dst");
   // Words are quoted as a shell reads them back.
   EXPECT_EQ(ParseError({"a b", "[", "c", "-x", "it's", "]"}),
             "-x: unknown option\noptions of a bracketed command need '--' before the operands: "

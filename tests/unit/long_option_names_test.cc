@@ -79,13 +79,14 @@ TEST(LongOptionNamesTest, EveryPrefixOfEveryNameResolvesAsGetoptRules) {
   const GetoptTable ours(OurNames());
   std::set<std::string> prefixes;
   for (const std::string& name : OurNames()) {
-    for (size_t length = 1; length <= name.size(); ++length) prefixes.insert(name.substr(0, length));
+    for (size_t length = 1; length <= name.size(); ++length)
+      prefixes.insert(name.substr(0, length));
   }
   for (const std::string& prefix : prefixes) {
     SCOPED_TRACE("--" + prefix);
     const LongNameMatch match = MatchLongName(OptionTable(), prefix);
     const OptionSpec* exact = SpecNamed(prefix);
-    const int expected = exact != nullptr          ? IdOf(*exact)
+    const int expected = exact != nullptr             ? IdOf(*exact)
                          : upstream.Read(prefix) >= 0 ? upstream.Read(prefix)
                                                       : ours.Read(prefix);
     if (expected >= 0) {
@@ -109,7 +110,7 @@ TEST(LongOptionNamesTest, EveryPrefixOfEveryNameResolvesAsGetoptRules) {
 }
 
 TEST(LongOptionNamesTest, UpstreamMeaningsWinOverOurOwnOptions) {
-  EXPECT_EQ(MatchLongName(OptionTable(), "c").name, "connections");  // not --checkpoint
+  EXPECT_EQ(MatchLongName(OptionTable(), "c").name, "connections");          // not --checkpoint
   EXPECT_EQ(MatchLongName(OptionTable(), "d").name, "destination-is-zero");  // not --dirty-bitmap
   EXPECT_EQ(MatchLongName(OptionTable(), "ch").name, "checkpoint");
   EXPECT_EQ(MatchLongName(OptionTable(), "ta").name, "target-is-zero");
@@ -134,9 +135,9 @@ TEST(LongOptionNamesTest, AmbiguityInGlibcWords) {
 Words Spelled(const Words& args) { return SpellOutLongOptions(OptionTable(), args).words; }
 
 TEST(LongOptionNamesTest, SpellsOutOptionWordsOnly) {
-  EXPECT_EQ(Spelled({"--conn=2", "--pro", "a", "--que", "16M", "b", "--sync"}),
-            (Words{"--connections=2", "--progress", "a", "--queue-size", "16M", "b",
-                   "--synchronous"}));
+  EXPECT_EQ(
+      Spelled({"--conn=2", "--pro", "a", "--que", "16M", "b", "--sync"}),
+      (Words{"--connections=2", "--progress", "a", "--queue-size", "16M", "b", "--synchronous"}));
   EXPECT_EQ(Spelled({"--pro=3", "--c=4", "--flu="}),
             (Words{"--progress=3", "--connections=4", "--flush="}));
   // Values of the option before, whatever they look like, stay.
@@ -161,12 +162,14 @@ TEST(LongOptionNamesTest, FirstAmbiguousWordIsRefused) {
 }
 
 TEST(LongOptionNamesTest, BracketedOptionsAndTheLineWithEndMarker) {
-  SpelledOutWords spelled =
-      SpellOutLongOptions(OptionTable(), {"-v", "src", "[", "qemu-nbd", "-f", "qcow2", "out", "]",
-                                          "--conn", "2"});
+  SpelledOutWords spelled = SpellOutLongOptions(
+      OptionTable(), {"-v", "src", "[", "qemu-nbd", "-f", "qcow2", "out", "]", "--conn", "2"});
   EXPECT_EQ(spelled.bracketed_options, Words{"-f"});
   EXPECT_EQ(spelled.with_end_marker, (Words{"-v", "--connections", "2", "--", "src", "[",
                                             "qemu-nbd", "-f", "qcow2", "out", "]"}));
+  EXPECT_EQ(
+      SpellOutLongOptions(OptionTable(), {"a", "[", "c", "-f", "--", "x", "]"}).with_end_marker,
+      (Words{"--", "a", "[", "c", "-f", "--", "x", "]"}));
   EXPECT_TRUE(SpellOutLongOptions(OptionTable(), {"--", "a", "[", "c", "-f", "]"})
                   .bracketed_options.empty());
 }
