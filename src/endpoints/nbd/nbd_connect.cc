@@ -8,6 +8,7 @@
 #include <bit>
 #include <cerrno>
 #include <cstdio>
+#include <string_view>
 
 #include "endpoints/nbd/nbd_endpoint.h"
 #include "endpoints/nbd/nbd_export_change.h"
@@ -198,7 +199,10 @@ bool NbdEndpoint::FinishConnecting() {
   last_heard_ = Clock::now();
   accepted_ = false;
   while (nbd_aio_is_connecting(handle_.get()) == 1 || nbd_aio_is_negotiating(handle_.get()) == 1) {
-    if (nbd_aio_is_connecting(handle_.get()) != 1) accepted_ = true;
+    // (nbd_aio_is_connecting covers the whole handshake; the state's name
+    // tells connect() from what follows it.)
+    const char* state = nbd_connection_state(handle_.get());
+    if (state != nullptr && !std::string_view(state).starts_with("CONNECT")) accepted_ = true;
     if (!PollOnce()) return false;
   }
   return nbd_aio_is_ready(handle_.get()) == 1;
