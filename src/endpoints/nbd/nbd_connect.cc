@@ -133,8 +133,11 @@ Status NbdEndpoint::ConnectOnce() {
   // Once the run's first connection is made, its credentials are proven.
   const bool credentials_worked = reference_ != nullptr;
   if (StartConnecting(handle->get(), spec_) == -1) {
-    handshake_failure_ = HandshakeFailure::kFinal;
-    return Status::Error(ExplainConnectFailure(*tls, LibnbdError(), credentials_worked));
+    // (libnbd may connect, and meet the end of the stream, in that call.)
+    const std::string why = LibnbdError();
+    handshake_failure_ =
+        IsHandshakeCut(false, why) ? HandshakeFailure::kCut : HandshakeFailure::kFinal;
+    return Status::Error(ExplainConnectFailure(*tls, why, credentials_worked));
   }
   handle_ = std::move(handle).value();  // closes the dead one
   connection_error_.clear();
