@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include "plan/work_map.h"
 
@@ -30,6 +32,10 @@ struct CopyStats {
   uint64_t final_budget = 0;        // largest adaptive data budget in force at the end
   uint64_t final_request_size = 0;  // largest adaptive request size in force at the end
   WorkMap::Stats map;               // extents queries, and what was copied without one
+  // The helper connections (after the first) that could not be opened,
+  // their work left to the others: one line each, "connection N of M
+  // could not be opened (...): <why>".
+  std::vector<std::string> failed_connections;
 
   void AddRead(uint64_t bytes) {
     bytes_read += bytes;

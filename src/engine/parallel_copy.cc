@@ -20,11 +20,20 @@ void RunWorkers(SharedCopy& shared, Endpoint& source, Endpoint& destination, boo
   std::vector<std::jthread> helpers;
   auto start_helpers = [&] {
     for (unsigned i = 1; i < shared.plan.connections; ++i) {
-      helpers.emplace_back([&shared, &source, &destination] {
+      helpers.emplace_back([&shared, &source, &destination, number = i + 1] {
+        // One that cannot connect (--retry's attempts included) leaves its
+        // work to the others, and the stats say so; after a signal it was
+        // only cut short.
         auto source_connection = source.Connect();
-        if (!source_connection.ok()) return;
+        if (!source_connection.ok()) {
+          if (!CancelRequested()) shared.ConnectionFailed(number, source_connection.status());
+          return;
+        }
         auto destination_connection = destination.Connect();
-        if (!destination_connection.ok()) return;
+        if (!destination_connection.ok()) {
+          if (!CancelRequested()) shared.ConnectionFailed(number, destination_connection.status());
+          return;
+        }
         Worker(shared, **source_connection, **destination_connection, nullptr, true).Run();
       });
     }

@@ -1,5 +1,6 @@
 #include "engine/worker.h"
 
+#include <fmt/format.h>
 #include <poll.h>
 
 #include <algorithm>
@@ -26,6 +27,13 @@ Status SharedCopy::first_error() {
 void SharedCopy::MergeStats(const CopyStats& worker) {
   MutexLock lock(mutex_);
   stats_.Merge(worker);
+}
+
+void SharedCopy::ConnectionFailed(unsigned number, const Status& why) {
+  MutexLock lock(mutex_);
+  stats_.failed_connections.push_back(
+      fmt::format("connection {} of {} could not be opened (its work went to the others): {}",
+                  number, plan.connections, why.message()));
 }
 
 CopyStats SharedCopy::stats() {

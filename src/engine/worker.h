@@ -46,6 +46,8 @@ class SharedCopy {
   bool failed() const { return failed_.load(std::memory_order_relaxed); }
   Status first_error() EXCLUDES(mutex_);
   void MergeStats(const CopyStats& worker) EXCLUDES(mutex_);
+  // Helper connection `number` (of plan.connections) could not be opened.
+  void ConnectionFailed(unsigned number, const Status& why) EXCLUDES(mutex_);
   CopyStats stats() EXCLUDES(mutex_);
 
   const CopyPlan& plan;

@@ -30,6 +30,9 @@ void PrintStats(const CopyStats& stats) {
                static_cast<unsigned long long>(stats.map.windows_asked),
                static_cast<unsigned long long>(stats.map.extents),
                static_cast<unsigned long long>(stats.map.bytes_unasked));
+  for (const std::string& failure : stats.failed_connections) {
+    std::fprintf(stderr, "nbdcopy: %s\n", failure.c_str());
+  }
 }
 
 }  // namespace

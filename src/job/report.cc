@@ -79,6 +79,7 @@ std::string RenderJson(const RunReport& report) {
       {"synchronous", report.synchronous},
       {"connections", report.copy_started ? Json(report.connections) : Json(nullptr)},
       {"workers", stats.workers},
+      {"connections_failed", stats.failed_connections.size()},
       {"request_size", report.copy_started ? Json(report.request_size) : Json(nullptr)},
       {"queue_size", report.copy_started ? Json(report.queue_size) : Json(nullptr)},
       {"final_budget", stats.final_budget > 0 ? Json(stats.final_budget) : Json(nullptr)},

@@ -119,6 +119,7 @@ class MemoryEndpoint : public Endpoint {
   }
 
   Result<std::unique_ptr<Endpoint>> Connect() override {
+    if (fail_op_ == "connect") return Status::Error(name_ + ": cannot connect");
     auto other = std::make_unique<MemoryEndpoint>(name_, shared_);
     other->info_ = info_;
     other->clones_ = clones_;

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <csignal>
 #include <random>
 
@@ -103,6 +104,24 @@ INSTANTIATE_TEST_SUITE_P(Combinations, ParallelCopyIdentityTest,
                                            Combination{4, 16, 256 * kKiB, 1024 * kKiB, 0},
                                            Combination{2, 64, 1024 * kKiB, 256 * kKiB,
                                                        4096}));  // queue < request
+
+TEST(ParallelCopyTest, HelperConnectionsThatCannotConnectAreCountedAndNamed) {
+  const size_t size = 2 * 1024 * kKiB;
+  Fixture f(MixedBytes(size, 5), size, 3);
+  f.destination.FailOn("connect");  // the first connection is made already
+  ASSERT_TRUE(f.Copy(Plan(4, 64 * kKiB, 256 * kKiB)).ok());
+  EXPECT_EQ(f.destination.data(), f.source.data());  // the first did their work
+  EXPECT_EQ(f.stats.workers, 1u);
+  ASSERT_EQ(f.stats.failed_connections.size(), 2u);
+  std::vector<std::string> lines = f.stats.failed_connections;
+  std::sort(lines.begin(), lines.end());
+  EXPECT_EQ(lines[0],
+            "connection 2 of 3 could not be opened (its work went to the others): dst: cannot "
+            "connect");
+  EXPECT_EQ(lines[1],
+            "connection 3 of 3 could not be opened (its work went to the others): dst: cannot "
+            "connect");
+}
 
 TEST(ParallelCopyTest, RequestLargerThanQueueRunsAlone) {
   const size_t size = 4 * 1024 * kKiB;

@@ -25,6 +25,7 @@ RunReport Finished() {
   report.stats.map.windows_asked = 3;
   report.stats.map.bytes_unasked = 1000;
   report.stats.workers = 2;
+  report.stats.failed_connections = {"connection 3 of 4 ...", "connection 4 of 4 ..."};
   report.stats.final_budget = 4096;
   report.stats.final_request_size = 512;
   report.copy_started = true;
@@ -52,6 +53,7 @@ TEST(ReportTest, EveryFigureOfAFinishedCopy) {
   EXPECT_EQ(json["synchronous"], false);
   EXPECT_EQ(json["connections"], 4);
   EXPECT_EQ(json["workers"], 2);
+  EXPECT_EQ(json["connections_failed"], 2);
   EXPECT_EQ(json["request_size"], 1024);
   EXPECT_EQ(json["queue_size"], 8192);
   EXPECT_EQ(json["final_budget"], 4096);

@@ -8,10 +8,12 @@
 #include <bit>
 #include <cerrno>
 #include <cstdio>
+#include <string_view>
 
 #include "endpoints/nbd/nbd_endpoint.h"
 #include "endpoints/nbd/nbd_export_change.h"
 #include "endpoints/nbd/nbd_extents.h"
+#include "endpoints/nbd/nbd_handshake_cut.h"
 #include "endpoints/nbd/nbd_tls.h"
 
 namespace nbdcopy {
@@ -89,23 +91,20 @@ Result<std::unique_ptr<NbdEndpoint>> NbdEndpoint::Connect(const EndpointSpec& sp
                                                           const NbdSettings& settings) {
   std::string dirty_context =
       settings.dirty_bitmap.empty() ? std::string() : kDirtyBitmapPrefix + settings.dirty_bitmap;
-  std::string name = DisplayName(spec);
-  Result<NbdHandle> handle = CreateHandle(name, role, settings.debug, dirty_context);
-  if (!handle.ok()) return handle.status();
-  nbd_handle* h = handle->get();
-  Result<UriTls> tls = ApplyUriTls(h, spec, name);
-  if (!tls.ok()) return tls.status();
-  if (StartConnecting(h, spec) == -1) {
-    return Status::Error(name + ": " + ExplainConnectFailure(*tls, LibnbdError()));
+  std::unique_ptr<NbdEndpoint> endpoint(
+      new NbdEndpoint(spec, role, settings, std::move(dirty_context), NbdHandle(), nullptr));
+  Status status = endpoint->ConnectOnce();
+  // Cut while it negotiated, the run's first connection is a dropped
+  // connection like any other (--retry); refused, or answered, it fails.
+  const HandshakeFailure failure = endpoint->handshake_failure_;
+  if (!status.ok() && failure == HandshakeFailure::kCut && endpoint->MayReconnect()) {
+    status = endpoint->Reconnect(status.message());
+    if (!status.ok()) return status.WithPrefix(endpoint->name_);
   }
-  std::unique_ptr<NbdEndpoint> endpoint(new NbdEndpoint(
-      spec, role, settings, std::move(dirty_context), std::move(handle).value(), nullptr));
-  if (!endpoint->FinishConnecting()) {
-    const std::string& why = endpoint->connection_error_;
-    return Status::Error(name + ": " +
-                         ExplainConnectFailure(*tls, why.empty() ? LibnbdError() : why));
+  if (!status.ok()) {
+    // (The other failures name the endpoint themselves.)
+    return failure == HandshakeFailure::kNone ? status : status.WithPrefix(endpoint->name_);
   }
-  if (Status status = endpoint->ReadCapabilities(&endpoint->info_); !status.ok()) return status;
   endpoint->reference_ = std::make_shared<const EndpointInfo>(endpoint->info_);
   endpoint->established_ = true;
   return endpoint;
@@ -114,10 +113,8 @@ Result<std::unique_ptr<NbdEndpoint>> NbdEndpoint::Connect(const EndpointSpec& sp
 Result<std::unique_ptr<Endpoint>> NbdEndpoint::Connect() {
   // (Reads only const members: reference_ is set before any other thread
   // can call this.)
-  Result<NbdHandle> unconnected = CreateHandle(name_, role_, settings_.debug, dirty_context_);
-  if (!unconnected.ok()) return unconnected.status();
-  std::unique_ptr<NbdEndpoint> other(new NbdEndpoint(spec_, role_, settings_, dirty_context_,
-                                                     std::move(unconnected).value(), reference_));
+  std::unique_ptr<NbdEndpoint> other(
+      new NbdEndpoint(spec_, role_, settings_, dirty_context_, NbdHandle(), reference_));
   Status status = other->ConnectOnce();
   // A server restarting or a connection cut while this one handshakes is
   // what --retry carries, as it does for a connection lost later.
@@ -128,27 +125,37 @@ Result<std::unique_ptr<Endpoint>> NbdEndpoint::Connect() {
 }
 
 Status NbdEndpoint::ConnectOnce() {
+  handshake_failure_ = HandshakeFailure::kNone;
   Result<NbdHandle> handle = CreateHandle(name_, role_, settings_.debug, dirty_context_);
   if (!handle.ok()) return handle.status();
   Result<UriTls> tls = ApplyUriTls(handle->get(), spec_, name_);
   if (!tls.ok()) return tls.status();
-  // (The run's first connection proved the credentials.)
+  // Once the run's first connection is made, its credentials are proven.
+  const bool credentials_worked = reference_ != nullptr;
   if (StartConnecting(handle->get(), spec_) == -1) {
-    return Status::Error(ExplainConnectFailure(*tls, LibnbdError(), true));
+    // (libnbd may connect, and meet the end of the stream, in that call.)
+    const std::string why = LibnbdError();
+    handshake_failure_ =
+        IsHandshakeCut(false, why) ? HandshakeFailure::kCut : HandshakeFailure::kFinal;
+    return Status::Error(ExplainConnectFailure(*tls, why, credentials_worked));
   }
   handle_ = std::move(handle).value();  // closes the dead one
   connection_error_.clear();
   if (!FinishConnecting()) {
-    return Status::Error(ExplainConnectFailure(
-        *tls, connection_error_.empty() ? LibnbdError() : connection_error_, true));
+    const std::string why = connection_error_.empty() ? LibnbdError() : connection_error_;
+    handshake_failure_ =
+        IsHandshakeCut(accepted_, why) ? HandshakeFailure::kCut : HandshakeFailure::kFinal;
+    return Status::Error(ExplainConnectFailure(*tls, why, credentials_worked));
   }
   EndpointInfo now;
   if (Status status = ReadCapabilities(&now); !status.ok()) return status;
   // The copy planned with the reference: a server that changed it is
   // another one.
-  if (std::string change = ExportChange(*reference_, now); !change.empty()) {
-    gave_up_ = true;
-    return Status::Error(fmt::format("the server came back with another export ({})", change));
+  if (reference_) {
+    if (std::string change = ExportChange(*reference_, now); !change.empty()) {
+      gave_up_ = true;
+      return Status::Error(fmt::format("the server came back with another export ({})", change));
+    }
   }
   if (!established_) info_ = now;  // a connection's first handshake
   return Status::Ok();
@@ -193,7 +200,12 @@ Status NbdEndpoint::ReadCapabilities(EndpointInfo* out) {
 
 bool NbdEndpoint::FinishConnecting() {
   last_heard_ = Clock::now();
+  accepted_ = false;
   while (nbd_aio_is_connecting(handle_.get()) == 1 || nbd_aio_is_negotiating(handle_.get()) == 1) {
+    // (nbd_aio_is_connecting covers the whole handshake; the state's name
+    // tells connect() from what follows it.)
+    const char* state = nbd_connection_state(handle_.get());
+    if (state != nullptr && !std::string_view(state).starts_with("CONNECT")) accepted_ = true;
     if (!PollOnce()) return false;
   }
   return nbd_aio_is_ready(handle_.get()) == 1;
@@ -203,6 +215,7 @@ NbdEndpoint::~NbdEndpoint() {
   // A clean disconnect lets the server finish (qemu-nbd exits after its
   // last client), but a silent server must not keep us: the same limit.
   nbd_handle* h = handle_.get();
+  if (h == nullptr) return;  // it never got so far as a handle
   if (nbd_aio_is_ready(h) == 1 && nbd_aio_disconnect(h, 0) == 0) {
     disconnecting_ = true;
     last_heard_ = Clock::now();

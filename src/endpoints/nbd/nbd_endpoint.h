@@ -21,8 +21,10 @@
 // connection and fails as always; a "[ CMD ]" server is never reconnected.
 //
 // The run's first connection (the static Connect) reads the export the
-// copy is planned with, its reference, and fails at once when it cannot
-// connect (as curl does without --retry-connrefused). Every other
+// copy is planned with, its reference, and fails at once when it is
+// refused or the server's answer is final (as curl does without
+// --retry-connrefused); cut while it negotiates, it is under --retry like
+// any dropped connection (nbd_handshake_cut.h says which is which). Every other
 // connection (Connect() on an endpoint: another worker's, opened mid-copy)
 // is under --retry from its first handshake on, and every connection,
 // first or re-established, must find the reference's size, flags and block
@@ -193,7 +195,7 @@ class NbdEndpoint : public Endpoint {
   // export is unchanged.
   [[nodiscard]] Status Reconnect(const std::string& reason);
   // One attempt: a new handle, connected, its export checked against
-  // reference_. REQUIRES: reference_ is set.
+  // reference_ (once set); handshake_failure_ says how it failed.
   [[nodiscard]] Status ConnectOnce();
   // Sets connection_error_, if not yet known, to why the connection died.
   void NoteDeathReason();
@@ -220,6 +222,12 @@ class NbdEndpoint : public Endpoint {
   // The first handshake is over: a death from now on is a connection lost
   // (Recover), not a connection that could not be made.
   bool established_ = false;
+  // How the last ConnectOnce failed: kNone (it did not, or not in its
+  // handshake), kFinal (refused, or the server's answer), kCut (accepted,
+  // then cut: nbd_handshake_cut.h).
+  enum class HandshakeFailure { kNone, kFinal, kCut };
+  HandshakeFailure handshake_failure_ = HandshakeFailure::kNone;
+  bool accepted_ = false;  // the handshake under way got past connect()
   std::vector<std::unique_ptr<Command>> commands_;  // owns every Command
   std::vector<Command*> free_commands_;
   Clock::time_point last_heard_;  // the last sign of life from the server
