@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <string_view>
 
+#include "endpoints/nbd/nbd_command_end.h"
 #include "endpoints/nbd/nbd_endpoint.h"
 #include "endpoints/nbd/nbd_export_change.h"
 #include "endpoints/nbd/nbd_extents.h"
@@ -132,20 +133,27 @@ Status NbdEndpoint::ConnectOnce() {
   if (!tls.ok()) return tls.status();
   // Once the run's first connection is made, its credentials are proven.
   const bool credentials_worked = reference_ != nullptr;
-  if (StartConnecting(handle->get(), spec_) == -1) {
-    // (libnbd may connect, and meet the end of the stream, in that call.)
-    const std::string why = LibnbdError();
-    handshake_failure_ =
-        IsHandshakeCut(false, why) ? HandshakeFailure::kCut : HandshakeFailure::kFinal;
-    return Status::Error(ExplainConnectFailure(*tls, why, credentials_worked));
-  }
+  const bool command = spec_.kind == EndpointKind::kCommand;
+  const std::vector<pid_t> children = command ? ThreadChildren() : std::vector<pid_t>();
+  const int started = StartConnecting(handle->get(), spec_);
+  // (libnbd may connect, and meet the end of the stream, in that call.)
+  const std::string start_error = started == -1 ? LibnbdError() : std::string();
+  command_pid_ = command ? NewChild(children, ThreadChildren()) : 0;
   handle_ = std::move(handle).value();  // closes the dead one
   connection_error_.clear();
-  if (!FinishConnecting()) {
-    const std::string why = connection_error_.empty() ? LibnbdError() : connection_error_;
+  accepted_ = false;
+  if (started == -1 || !FinishConnecting()) {
+    std::string why = started == -1                ? start_error
+                      : connection_error_.empty() ? LibnbdError()
+                                                  : connection_error_;
     handshake_failure_ =
         IsHandshakeCut(accepted_, why) ? HandshakeFailure::kCut : HandshakeFailure::kFinal;
-    return Status::Error(ExplainConnectFailure(*tls, why, credentials_worked));
+    why = ExplainConnectFailure(*tls, why, credentials_worked);
+    // A server command gone: libnbd's words, then which and why.
+    if (std::string end = command ? CommandEnd(spec_.argv, command_pid_) : ""; !end.empty()) {
+      why += " (" + end + ")";
+    }
+    return Status::Error(why);
   }
   EndpointInfo now;
   if (Status status = ReadCapabilities(&now); !status.ok()) return status;

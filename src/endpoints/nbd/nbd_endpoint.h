@@ -45,6 +45,8 @@
 #ifndef NBDCOPY_NBD_ENDPOINT_H_
 #define NBDCOPY_NBD_ENDPOINT_H_
 
+#include <sys/types.h>
+
 #include <chrono>
 #include <memory>
 #include <string>
@@ -228,6 +230,7 @@ class NbdEndpoint : public Endpoint {
   enum class HandshakeFailure { kNone, kFinal, kCut };
   HandshakeFailure handshake_failure_ = HandshakeFailure::kNone;
   bool accepted_ = false;  // the handshake under way got past connect()
+  pid_t command_pid_ = 0;  // a "[ CMD ]" server's process (libnbd's child), 0: unknown
   std::vector<std::unique_ptr<Command>> commands_;  // owns every Command
   std::vector<Command*> free_commands_;
   Clock::time_point last_heard_;  // the last sign of life from the server
