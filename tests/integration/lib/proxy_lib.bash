@@ -25,15 +25,29 @@ _proxy_python() {
     if [[ -x /usr/bin/python3 ]]; then echo /usr/bin/python3; else command -v python3; fi
 }
 
-# _free_tcp_port: a port on 127.0.0.1 that was free a moment ago (bound to
-# port 0, then closed); whoever uses it retries if it was taken meanwhile.
+# _free_tcp_port: a port on 127.0.0.1 that was free a moment ago; whoever
+# uses it retries if it was taken meanwhile.  It is drawn at random below
+# the kernel's ephemeral range (ip_local_port_range), so that no bind to
+# port 0 or outgoing connection, of this test or of another one running
+# beside it, is handed the port while a server killed there is down.
 _free_tcp_port() {
     "$(_proxy_python)" -c '
-import socket
-s = socket.socket()
-s.bind(("127.0.0.1", 0))
-print(s.getsockname()[1])
-s.close()'
+import random, socket
+try:
+    low = int(open("/proc/sys/net/ipv4/ip_local_port_range").read().split()[0])
+except (OSError, ValueError, IndexError):
+    low = 32768
+ports = [random.randrange(10000, low) for _ in range(100)] if low > 11000 else []
+for port in ports + [0]:
+    s = socket.socket()
+    try:
+        s.bind(("127.0.0.1", port))
+        print(s.getsockname()[1])
+        break
+    except OSError:
+        pass
+    finally:
+        s.close()'
 }
 
 # _nbdkit_tcp_on NAME PORT ARGS...: start nbdkit on 127.0.0.1:PORT, as our

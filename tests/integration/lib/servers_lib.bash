@@ -205,6 +205,14 @@ _server_launch() {
     esac
     for i in $(seq 300); do
         if _alive "$pid" && _server_probe "$addr"; then
+            # A greeting on a TCP port may come from another test's
+            # server that took the port while ours was down: then ours
+            # fails to bind, and is not the one that greeted.
+            if ! _server_listens "$pid" "$addr"; then
+                _server_kill_pid "$name" "$pid"
+                msg "$kind $name: port $addr is another process's"
+                return 1
+            fi
             if [[ $kind == nbd-server ]]; then DAEMON_PIDS+=("$pid"); else PIDS+=("$pid"); fi
             [[ -s $pidf ]] || echo "$pid" >"$pidf"
             return 0
@@ -221,6 +229,17 @@ _server_launch() {
     grep -qiE "address already in use|Failed to bind" "$T/$name.attempt" && return 1
     cat "$T/$name.attempt" >&2
     fail "$kind $name did not start at $addr"
+}
+
+# _server_listens PID ADDRESS: PID is what listens at ADDRESS (a Unix
+# socket in $T is ours by its path; a TCP port is checked with ss -p,
+# when there is ss).
+_server_listens() {
+    [[ $2 == /* ]] && return 0
+    command -v ss >/dev/null 2>&1 || return 0
+    local listeners
+    listeners=$(ss -Hltnp "( sport = :$2 )")
+    [[ $listeners == *"pid=$1,"* ]]
 }
 
 # _server_kill_pid NAME PID: SIGKILL server NAME's process PID (and, for
