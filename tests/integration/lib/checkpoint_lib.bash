@@ -80,7 +80,11 @@ kill_after_checkpoint() {
         inode=$(stat -c %i "$map" 2>/dev/null || echo none)
         if [[ $inode != "$seen" ]]; then
             seen=$inode
+            # Stopped while the map is parsed (a python start, slow on a
+            # loaded machine): the copy cannot run to its end meanwhile.
+            kill -STOP -- "-$pid" 2>/dev/null || true
             now=$(_map_done "$map")
+            kill -CONT -- "-$pid" 2>/dev/null || true
             ((now > before)) && break
         fi
         sleep 0.02

@@ -287,7 +287,7 @@ kill_cell() {
         # The server is frozen (SIGSTOP) the moment the copy has all its
         # connections: the copy cannot end, nor its connections close,
         # while this test counts them and kills the server.
-        kill -STOP "$(server_pid srv)" 2>/dev/null || true
+        freeze_server srv
         assert_server_alive srv "cell $CELL"
         open=$(server_connections srv)
         at=$(tail -n 1 "$T/$CELL_LABEL.progress")
@@ -296,7 +296,7 @@ kill_cell() {
         # middle, where some workers may have no work left (a kill would
         # not cost them their connection): the cell again, its copy slower.
         msg "cell $CELL: the copy was $at done when the test could kill the server: again, $((slow * 2)) times slower"
-        kill -CONT "$(server_pid srv)" 2>/dev/null || true
+        thaw_server srv
         finish_bg_copy "$CELL_LABEL"
         cell_copy_ok
         ((slow < 4)) || cell_fail "the copy was $at done each time before the kill: the cell tests nothing"

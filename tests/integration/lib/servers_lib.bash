@@ -294,6 +294,19 @@ kill_server() {
     rm -f "$T/$1.pid"
 }
 
+# freeze_server NAME / thaw_server NAME: SIGSTOP / SIGCONT server NAME, all
+# of it (nbd-server: its process group): frozen, it answers nothing and
+# its connections stay open, so that a copy cannot end while a test,
+# however late on a loaded machine, looks at it before a kill.
+freeze_server() { _server_signal "$1" STOP; }
+thaw_server() { _server_signal "$1" CONT; }
+_server_signal() {
+    local target
+    target=$(server_pid "$1")
+    [[ $(_server_field "$1" kind) == nbd-server ]] && target=-$target
+    kill -"$2" -- "$target" 2>/dev/null || true
+}
+
 # restart_server NAME: start server NAME again (killed first if it still
 # runs), the same kind, file and arguments, on the same address; retries
 # for 5 s while a TCP port is still taken.  Sets SERVER_URI.
