@@ -26,7 +26,7 @@ seed=${SOAK_SEED:-1}
 # in 4 soaks side by side, 5 copies each: a copy mostly waits (its --rate,
 # its kills and restarts), and each soak has its own servers, ports and
 # directory.  Their results are joined into one table, numbered 1..20.
-parts=4 per=5 pids=() rc=0 p i
+parts=4 per=5 pids=() rc=0
 for ((p = 0; p < parts; p++)); do
     seeds=()
     for ((i = p * per + 1; i <= (p + 1) * per; i++)); do seeds+=($((seed * 10000 + i))); done
