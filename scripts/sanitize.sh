@@ -48,14 +48,17 @@ for mode in "${modes[@]}"; do
     *) echo "usage: scripts/sanitize.sh [asan|tsan]..." >&2; exit 2 ;;
   esac
   echo "sanitize: building build-$mode"
-  cmake --preset "$mode" >/dev/null
+  launcher=()
+  command -v ccache >/dev/null 2>&1 && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+  cmake --preset "$mode" "${launcher[@]}" >/dev/null
   cmake --build --preset "$mode"
   # The randomized soak (label soak) runs in the plain build only: see
   # tests/integration/retry-soak-short.sh.
   filter=(-LE soak)
   [[ $mode == tsan ]] && filter=(-R "$tsan_tests")
   echo "sanitize: running the $mode tests"
-  ctest --test-dir "build-$mode" --output-on-failure -j2 "${filter[@]}" || status=1
+  ctest --test-dir "build-$mode" --output-on-failure -j"$(scripts/test_jobs.sh)" "${filter[@]}" ||
+    status=1
   check_reports "$mode" || status=1
   rm -rf "${reports:?}"/*
 done

@@ -14,6 +14,7 @@ packages=(
   gddrescue  # ddrescuelog reads the --checkpoint mapfile (tests)
   xfsprogs btrfs-progs e2fsprogs  # file systems that share blocks (reflink tests), filefrag
   clang-14 libclang-rt-14-dev libfuzzer-14-dev llvm-14  # sanitizers, fuzzing, symbolized reports
+  ccache  # every build (plain, asan, tsan) compiles through it when present
 )
 missing=()
 for package in "${packages[@]}"; do
@@ -29,5 +30,8 @@ if ((${#missing[@]})); then
     "${missing[@]}" >/dev/null
 fi
 
-cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-cmake --build build -j2
+# ccache (when present) for every build: scripts/sanitize.sh passes the same.
+launcher=()
+command -v ccache >/dev/null 2>&1 && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo "${launcher[@]}" >/dev/null
+cmake --build build -j"$(nproc)"

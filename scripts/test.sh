@@ -6,11 +6,14 @@
 # the multi-threaded tests under TSan. Any failure or sanitizer report
 # fails it. NBDCOPY_SANITIZE=0 skips the sanitizer runs.
 # Usage: scripts/test.sh [extra ctest arguments for the first run]
+#        (ctest -L quick: the unit tests and a handful of copies, seconds)
+# NBDCOPY_TEST_JOBS=N runs N tests at once (default: 4 per core).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 start=$SECONDS
 scripts/setup.sh
-ctest --test-dir build --output-on-failure -j2 "$@"
+# Several tests per core (scripts/test_jobs.sh): most of them wait.
+ctest --test-dir build --output-on-failure -j"$(scripts/test_jobs.sh)" "$@"
 if [[ ${NBDCOPY_SANITIZE:-1} != 0 ]]; then
   scripts/sanitize.sh asan tsan
 fi

@@ -1,6 +1,7 @@
 # Read by ctest after the unit tests were discovered (tests/CMakeLists.txt):
-# adds to every case whose suite tests a feature that feature's label,
-# beside "unit". A suite in no list keeps "unit" alone.
+# labels every case "unit" and "quick" (ctest -L quick: the unit tests and
+# a handful of end-to-end copies), and adds to every case whose suite tests
+# a feature that feature's label.
 set(unit_feature_suites
   checkpoint CheckpointerTest CopyBooksTest CheckpointFileTest CheckpointFileIoTest CheckpointRunTest -
   retry ExportChangeTest -
@@ -30,11 +31,13 @@ foreach(list_file ${discovered})
     if(line MATCHES "^add_test\\(\\[=*\\[([^]]+)\\]")
       set(test_name "${CMAKE_MATCH_1}")
       # (${CMAKE_MATCH_2} is expanded before an if() runs: one if per match.)
+      set(labels "unit;quick")
       if(test_name MATCHES "^([^/.]+/)?([^./]+)\\.")
         if(DEFINED feature_of_${CMAKE_MATCH_2})
-          set_tests_properties("${test_name}" PROPERTIES LABELS "unit;${feature_of_${CMAKE_MATCH_2}}")
+          set(labels "unit;quick;${feature_of_${CMAKE_MATCH_2}}")
         endif()
       endif()
+      set_tests_properties("${test_name}" PROPERTIES LABELS "${labels}")
     endif()
   endforeach()
 endforeach()

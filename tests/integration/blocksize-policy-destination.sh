@@ -4,6 +4,7 @@
 # minimum / preferred / maximum combinations, crossed with every option that
 # changes the engine's path. A request breaking a rule fails the copy
 # (EINVAL from the filter) and is counted in the request log as well.
+# processors: 2
 source "$(dirname "$0")/lib/lib.sh"
 require_cmd nbdkit qemu-img python3
 

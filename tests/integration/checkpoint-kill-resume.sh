@@ -66,6 +66,7 @@ run_case() { # NAME KIND ENGINE-OPTIONS...
         kill_after_checkpoint "$map" "$extra" "$whom" --rate=1M --request-size=128K "${args[@]}"
         if [[ $KILL_RC -eq 0 ]]; then
             msg "  $name: the copy finished before kill $((killed + 1))"
+            rm -f "$T/previous.map" # not the next case's
             break
         fi
         killed=$((killed + 1))

@@ -46,7 +46,13 @@ size=$MATRIX_SIZE
 wait_checkpoint() {
     local _
     for _ in $(seq 1200); do
-        (($(_map_done "$1") > 0)) && return 0
+        if [[ -s $1 ]]; then
+            # Frozen while the map is read (a python start, slow on a
+            # loaded machine): the copy cannot end meanwhile.
+            freeze_server srv
+            (($(_map_done "$1") > 0)) && return 0
+            thaw_server srv
+        fi
         _alive "$BG_PID" || cell_fail "the copy ended before its first checkpoint: $(copy_error "$CELL_LABEL")"
         sleep 0.05
     done

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # File to file: byte-identical, for a mixed data/zero/hole layout with an odd
 # size; an existing larger destination is truncated to the source size.
+# labels: quick
 source "$(dirname "$0")/lib/lib.sh"
 
 size=$((5 * MiB + 1234))

@@ -2,6 +2,7 @@
 # File to NBD: byte-identical.  Once into a fresh nbdkit memory export, once
 # into an export pre-filled with random bytes (so zero ranges and holes in
 # the source must really be zeroed on the destination).
+# labels: quick
 source "$(dirname "$0")/lib/lib.sh"
 
 size=$((5 * MiB + 1234))

@@ -2,6 +2,7 @@
 # NBD to file: byte-identical, from several nbdkit plugins with different
 # layouts (data expression with an odd size, sparse-random, pattern, file).
 # The expected bytes are read with qemu-img, not nbdcopy.
+# labels: quick
 source "$(dirname "$0")/lib/lib.sh"
 
 check_source() { # NAME SIZE

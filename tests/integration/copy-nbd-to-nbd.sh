@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # NBD to NBD: byte-identical, between nbdkit servers (multi-conn) and into a
 # qemu-nbd raw export (no multi-conn), destination pre-filled with garbage.
+# labels: quick
 source "$(dirname "$0")/lib/lib.sh"
 
 size=$((5 * MiB + 1234))

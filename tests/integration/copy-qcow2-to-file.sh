@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # qcow2 to file through qemu-nbd, as [ CMD ] and as a socket server:
 # byte-identical to qemu-img's own conversion of the image.
+# labels: quick
 source "$(dirname "$0")/lib/lib.sh"
 require_cmd qemu-img qemu-nbd
 

@@ -4,6 +4,7 @@
 # pre-existing larger file starts with them (its final size is not checked,
 # as the source size is unknown up front).
 # (nbdcopy 1.14.2 fails here with "truncate: Invalid argument".)
+# labels: quick
 source "$(dirname "$0")/lib/lib.sh"
 
 size=$((5 * MiB + 1234))

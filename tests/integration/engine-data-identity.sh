@@ -24,6 +24,7 @@
 # limits: max_requests_in_flight <= -R, max_bytes_in_flight <=
 # max(--queue-size, --request-size).
 # labels: root
+# processors: 2
 source "$(dirname "$0")/lib/lib.sh"
 require_cmd qemu-img python3 cmp
 

@@ -4,6 +4,7 @@
 # exist as source (no destination file created) and as destination
 # ("connect: No such file or directory"); a stale socket file nobody
 # listens on ("Connection refused"); a malformed URI ("unable to parse").
+# labels: quick
 source "$(dirname "$0")/lib/lib.sh"
 
 make_random_file "$T/src.img" "$MiB"

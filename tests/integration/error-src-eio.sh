@@ -4,6 +4,7 @@
 # reads failing on an all-data source (3 rounds of 128 requests each; the
 # odds of a round hitting no error are 0.9^128, about 1e-6).  The message
 # names the source, the read (offset and length) and the I/O error.
+# labels: quick
 source "$(dirname "$0")/lib/lib.sh"
 
 size=$((8 * MiB))

@@ -10,9 +10,13 @@
 # 4-second watchdog stops it. A server that never hangs up after the
 # disconnect delays a finished copy by at most 5 seconds, and so does one
 # that stays silent after SIGTERM (exit 143, even with --timeout=0).
+# Its parts run side by side (run_parts): each engine's silent sources
+# and destinations, the disconnects, the signals with each --timeout, and
+# the repeated signal.
 # labels: signals
 source "$(dirname "$0")/lib/lib.sh"
 require_cmd python3 timeout
+run_parts parallel-src parallel-dst synchronous-src synchronous-dst disconnect sigterm-300 sigterm-0 sigterm-twice
 
 size=$((4 * MiB))
 make_test_file "$T/src.img" "$size"
@@ -23,6 +27,7 @@ for engine in parallel synchronous; do
     [[ $engine == synchronous ]] && opts+=(--synchronous)
 
     for fault in handshake-stall go-stall; do
+        in_part "$engine-src" || continue
         msg "$fault ($engine)"
         start_hostile src "$T/src.img" --readonly --fault "$fault"
         rm -f "$T/out.img"
@@ -34,6 +39,7 @@ for engine in parallel synchronous; do
 
     for fault in read-no-reply read-no-done stall; do
         for nth in 0 5; do
+            in_part "$engine-src" || continue
             msg "$fault, from command $nth ($engine)"
             start_hostile src "$T/src.img" --readonly --fault "$fault" --nth "$nth"
             rm -f "$T/out.img"
@@ -46,6 +52,7 @@ for engine in parallel synchronous; do
 
     # The destination goes silent.
     for case in write-no-reply:write:1 zero-no-reply:zero:0 flush-no-reply:flush:0 stall:write:1; do
+        in_part "$engine-dst" || continue
         IFS=: read -r fault op nth <<<"$case"
         msg "$fault, destination ($engine)"
         truncate -s 0 "$T/dst.img"
@@ -64,6 +71,7 @@ done
 # connection open: the copy still succeeds, within 5 s of the disconnect
 # (a short limit of its own; the watchdog is 30 s), also with --timeout=0.
 for timeout_opt in --timeout=300 --timeout=0; do
+    in_part disconnect || continue
     msg "ignore-disconnect, $timeout_opt"
     start_hostile src "$T/src.img" --readonly --fault ignore-disconnect
     rm -f "$T/out.img"
@@ -72,18 +80,21 @@ for timeout_opt in --timeout=300 --timeout=0; do
     stop_server src
 done
 
-msg "--timeout=0 waits forever"
-start_hostile src "$T/src.img" --readonly --fault read-no-reply
-rc=0
-timeout -s KILL 4 "$NBDCOPY" --timeout=0 "$(uri_for src)" "$T/out.img" 2>"$T/err.txt" || rc=$?
-[[ $rc -eq 137 ]] ||
-    fail "--timeout=0: expected to be still waiting, exit status $rc: $(cat "$T/err.txt")"
-stop_server src
+if in_part disconnect; then
+    msg "--timeout=0 waits forever"
+    start_hostile src "$T/src.img" --readonly --fault read-no-reply
+    rc=0
+    timeout -s KILL 4 "$NBDCOPY" --timeout=0 "$(uri_for src)" "$T/out.img" 2>"$T/err.txt" || rc=$?
+    [[ $rc -eq 137 ]] ||
+        fail "--timeout=0: expected to be still waiting, exit status $rc: $(cat "$T/err.txt")"
+    stop_server src
+fi
 
 # A signal stops the copy even while a reply never comes: the requests in
 # flight get 5 seconds (then they are abandoned), not the silence limit,
 # and not forever with --timeout=0. The watchdog's SIGKILL comes later.
 for timeout_opt in --timeout=300 --timeout=0; do
+    in_part "sigterm-${timeout_opt#--timeout=}" || continue
     for engine in "" --synchronous; do
         msg "SIGTERM while the server is silent, $timeout_opt $engine"
         start_hostile src "$T/src.img" --readonly --fault read-no-reply
@@ -102,6 +113,7 @@ done
 # process group) is one request: the copy still ends with its message. A
 # signal repeated later ends the process at once, without one.
 for gap in 0.2 2; do
+    in_part sigterm-twice || continue
     msg "SIGTERM twice, $gap s apart, while the server is silent"
     start_hostile src "$T/src.img" --readonly --fault read-no-reply
     "$NBDCOPY" --timeout=0 "$(uri_for src)" "$T/out.img" 2>"$T/err.txt" &

@@ -3,6 +3,7 @@
 # non-decreasing, the last exactly "100/100"; nothing of it goes to stderr
 # or stdout; the copy is correct.  Tried with the default and the
 # synchronous copier, to a file and to a pipe read concurrently.
+# labels: quick
 source "$(dirname "$0")/lib/lib.sh"
 
 size=$((6 * MiB + 1234))

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # The long-copy soak (scripts/soak_long.sh), short: 20 randomized copies
+# (4 soaks of 5 side by side)
 # of 4 to 6 MiB (a run without faults takes at most 1.2 s) with
 # --checkpoint and --retry, SIGKILLed at random moments, their connections
 # dropped at random (drop_proxy.py in front of the source, the destination
@@ -21,12 +22,28 @@ require_cmd nbdkit qemu-nbd qemu-img python3
 repo=$(cd "$TEST_LIB/../../.." && pwd)
 seed=${SOAK_SEED:-1}
 
-rc=0
-NBDCOPY=$(command -v "$NBDCOPY") \
-    bash "$repo/scripts/soak_long.sh" -n 20 -s "$seed" -m 6 -d 1200 -o "$T/soak.tsv" \
-    >"$T/soak.md" 2>"$T/soak.err" || rc=$?
-cat "$T/soak.md" >&2
-[[ -s $T/soak.tsv ]] || { tail -n 20 "$T/soak.err" >&2; fail "the soak wrote no results (exit status $rc)"; }
+# The 20 copies (seeds seed*10000+1..20, those of "-n 20 -s seed") run
+# in 4 soaks side by side, 5 copies each: a copy mostly waits (its --rate,
+# its kills and restarts), and each soak has its own servers, ports and
+# directory.  Their results are joined into one table, numbered 1..20.
+parts=4 per=5 pids=() rc=0
+for ((p = 0; p < parts; p++)); do
+    seeds=()
+    for ((i = p * per + 1; i <= (p + 1) * per; i++)); do seeds+=($((seed * 10000 + i))); done
+    NBDCOPY=$(command -v "$NBDCOPY") \
+        bash "$repo/scripts/soak_long.sh" -c "$(IFS=,; echo "${seeds[*]}")" -m 6 -d 1200 \
+        -o "$T/soak$p.tsv" >"$T/soak$p.md" 2>"$T/soak$p.err" &
+    pids+=($!)
+done
+for p in "${!pids[@]}"; do
+    wait "${pids[p]}" || rc=$?
+    cat "$T/soak$p.md" >&2
+    [[ -s $T/soak$p.tsv ]] || { tail -n 20 "$T/soak$p.err" >&2; fail "soak $p wrote no results (exit status $rc)"; }
+done
+head -n 1 "$T/soak0.tsv" >"$T/soak.tsv"
+for ((p = 0; p < parts; p++)); do tail -n +2 "$T/soak$p.tsv"; done |
+    awk -F'\t' -v OFS='\t' '{ $1 = NR; print }' >>"$T/soak.tsv"
+cat "$T"/soak?.err >"$T/soak.err"
 copies=$(($(wc -l <"$T/soak.tsv") - 1))
 [[ $copies -eq 20 ]] || { tail -n 20 "$T/soak.err" >&2; fail "the soak ran $copies copies of 20 (exit status $rc)"; }
 
@@ -34,7 +51,7 @@ copies=$(($(wc -l <"$T/soak.tsv") - 1))
 bad=$(awk -F'\t' 'NR > 1 && $3 != "correct" && $3 != "server-crash"' "$T/soak.tsv")
 if [[ -n $bad ]]; then
     printf '%s\n' "$bad" | sed 's/^/    /' >&2
-    for f in "$T"/soak.failures/*/run*.err; do
+    for f in "$T"/soak?.failures/*/run*.err; do
         [[ -s $f ]] && sed "s|^|    ${f#"$T"/}: |" "$f" | head -n 5 >&2
     done
     fail "$(printf '%s\n' "$bad" | wc -l) of 20 copies were not correct (replay with the last column)"

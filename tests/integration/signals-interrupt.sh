@@ -60,7 +60,12 @@ stalled() {
         "$NBDCOPY" "$T/src.img" - >"$T/fifo" 2>"$T/err.txt" &
     fi
     pid=$!
-    sleep 1  # let it block (if it has not yet, the signal stops it anyway)
+    # Let it block: a thread of it asleep in the pipe (wchan pipe_read or
+    # pipe_write), 10 s at most (if it has not yet, the signal stops it anyway).
+    for i in $(seq 200); do
+        grep -qs 'pipe_\(read\|write\)' /proc/"$pid"/task/*/wchan && break
+        sleep 0.05
+    done
     kill -TERM "$pid"
     for i in $(seq 300); do _alive "$pid" || break; sleep 0.1; done
     if _alive "$pid"; then

@@ -3,6 +3,7 @@
 # so a copy that silently fell back to plaintext could not connect at all.
 # A wrong key is refused with one line that asks whether the server has
 # the same key for that user, and nothing is created.
+# labels: quick
 source "$(dirname "$0")/lib/lib.sh"
 make_psk
 

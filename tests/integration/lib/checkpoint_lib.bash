@@ -71,16 +71,21 @@ kill_after_checkpoint() {
     rm -f "$T/kill.err"
     setsid "$NBDCOPY" "$@" 2>"$T/kill.err" &
     pid=$!
-    # Cheap polling (a busy machine starves a loop of python starts): FILE
-    # is parsed only when it was replaced (a new inode: it is renamed over).
-    local inode seen
-    seen=$(stat -c %i "$map" 2>/dev/null || echo none)
+    # Cheap polling (a busy machine starves a loop of forks): FILE is
+    # parsed only when it was replaced by a newer one (it is renamed over:
+    # bash's -nt compares modification times, no fork).
+    local seen=$T/.map-seen
+    rm -f "$seen"
+    if [[ -e $map ]]; then touch -r "$map" "$seen"; else touch -d @0 "$seen"; fi
     for i in $(seq 3000); do
         _alive "$pid" || break
-        inode=$(stat -c %i "$map" 2>/dev/null || echo none)
-        if [[ $inode != "$seen" ]]; then
-            seen=$inode
+        if [[ $map -nt $seen ]]; then
+            # Stopped while the map is parsed (a python start, slow on a
+            # loaded machine): the copy cannot run to its end meanwhile.
+            kill -STOP -- "-$pid" 2>/dev/null || true
+            touch -r "$map" "$seen" 2>/dev/null || true
             now=$(_map_done "$map")
+            kill -CONT -- "-$pid" 2>/dev/null || true
             ((now > before)) && break
         fi
         sleep 0.02

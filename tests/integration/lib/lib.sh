@@ -41,10 +41,13 @@ skip() {
 
 # Is PID running?  A zombie counts as gone: daemons re-parented to a
 # subreaper that is slow to reap them would otherwise look alive.
+# (No fork: the waits poll it 20 times a second.)
 _alive() {
-    local state
-    state=$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null) || return 1
-    [[ -n $state && $state != Z ]]
+    local stat
+    [[ -n $1 ]] || return 1
+    read -r stat 2>/dev/null <"/proc/$1/stat" || return 1
+    stat=${stat##*) }
+    [[ -n $stat && ${stat:0:1} != Z ]]
 }
 
 # Stop every server we started and detach every loop device we attached.
@@ -123,23 +126,72 @@ require_cmd() {
 command -v "$NBDCOPY" >/dev/null 2>&1 || fail "NBDCOPY=$NBDCOPY not found"
 
 # ---------------------------------------------------------------------------
+# Parts: a test whose cases mostly wait (for a silence limit, a --rate, a
+# server coming back) runs them side by side.  Called at the top, after
+# the sourcing:
+#     run_parts engine-parallel engine-sync signals
+#     if in_part engine-parallel; then ...; fi
+# run_parts runs this script once per PART, at once, each as its own
+# process with TEST_PART=PART (its own $T, servers and clean-up; its
+# messages say [test/PART]), and exits: 0 when every part passed (77 when
+# all skipped), else a failure naming the parts that failed, each part's
+# output shown.  In a part's process it returns at once, and in_part NAME
+# says whether this process runs part NAME.
+run_parts() {
+    [[ -z ${TEST_PART:-} ]] || return 0
+    local parts=("$@") pids=() i rc failed=() skipped=0
+    for i in "${!parts[@]}"; do
+        TEST_PART=${parts[i]} bash "$0" >"$T/part-${parts[i]}.out" 2>&1 &
+        pids+=($!)
+        PIDS+=($!) # a test stopped by a signal stops its parts
+    done
+    for i in "${!parts[@]}"; do
+        rc=0
+        wait "${pids[i]}" || rc=$?
+        _forget_pid "${pids[i]}"
+        cat "$T/part-${parts[i]}.out" >&2
+        case $rc in
+        0) ;;
+        77) skipped=$((skipped + 1)) ;;
+        *) failed+=("${parts[i]} (exit status $rc)") ;;
+        esac
+    done
+    ((${#failed[@]} == 0)) || fail "parts failed: ${failed[*]}"
+    ((skipped < ${#parts[@]})) || skip "every part skipped"
+    msg "PASS: all ${#parts[@]} parts"
+    exit 0
+}
+in_part() { [[ -z ${TEST_PART:-} || $TEST_PART == "$1" ]]; }
+[[ -z ${TEST_PART:-} ]] || TEST_NAME+=/$TEST_PART
+
+# ---------------------------------------------------------------------------
 # Servers.  Each server NAME listens on $T/NAME.sock; its stdout/stderr go to
 # $T/NAME.log.
 
 sock_for() { echo "$T/$1.sock"; }
 uri_for() { echo "nbd+unix:///?socket=$T/$1.sock"; }
 
-_wait_pidfile() { # PIDFILE PID-OR-EMPTY WHAT
-    local i
-    for i in $(seq 300); do
-        [[ -s $1 ]] && return 0
-        if [[ -n $2 ]] && ! _alive "$2"; then
-            cat "$T/$4.log" >&2 || true
-            fail "$3 exited before becoming ready"
-        fi
+# _wait_ready PID CHECK...: run CHECK (a command) 20 times a second until
+# it succeeds (status 0), PID (unless empty) is gone (1), or 15 s pass (2).
+_wait_ready() {
+    local pid=$1 _
+    shift
+    for _ in $(seq 300); do
+        "$@" && return 0
+        [[ -z $pid ]] || _alive "$pid" || return 1
         sleep 0.05
     done
-    fail "$3 did not become ready within 15 s"
+    return 2
+}
+
+_wait_pidfile() { # PIDFILE PID-OR-EMPTY WHAT NAME
+    local rc=0
+    _wait_ready "$2" test -s "$1" || rc=$?
+    case $rc in
+    0) return 0 ;;
+    1) cat "$T/$4.log" >&2 || true; fail "$3 exited before becoming ready" ;;
+    *) fail "$3 did not become ready within 15 s" ;;
+    esac
 }
 
 # start_nbdkit NAME [NBDKIT OPTIONS...] PLUGIN [PARAMS...]
@@ -184,19 +236,22 @@ _forget_pid() {
     DAEMON_PIDS=("${keep[@]}")
 }
 
+# _stop_pid SIGNAL TARGET PID: send SIGNAL to TARGET (PID, or -PID for its
+# process group), wait (5 s at most) until PID is gone, and forget it.
+_stop_pid() {
+    kill -"$1" -- "$2" 2>/dev/null || true
+    _wait_ready "" _gone "$3" || true
+    wait "$3" 2>/dev/null || true
+    _forget_pid "$3"
+}
+_gone() { ! _alive "$1"; }
+
 # stop_server NAME: stop a server started by start_nbdkit / start_qemu_nbd.
 stop_server() {
     local pidf=$T/$1.pid pid
     [[ -s $pidf ]] || return 0
     pid=$(cat "$pidf")
-    kill "$pid" 2>/dev/null || true
-    local i
-    for i in $(seq 100); do
-        _alive "$pid" || break
-        sleep 0.05
-    done
-    wait "$pid" 2>/dev/null || true
-    _forget_pid "$pid"
+    _stop_pid TERM "$pid" "$pid"
     rm -f "$pidf" "$T/$1.sock"
 }
 
@@ -465,17 +520,25 @@ run_copy() {
 # by a signal), stderr is exactly one line starting "nbdcopy: ".  The stderr
 # is left in $ERR_FILE and its text in $ERR.
 expect_fail() {
-    msg "expect failure: $*"
-    local rc=0
-    ERR_FILE=$T/cmd.err
-    "$@" >"$T/cmd.out" 2>"$ERR_FILE" || rc=$?
-    ERR=$(cat "$ERR_FILE")
-    sed -n 's/^/    stderr: /p; 20q' "$ERR_FILE" >&2
-    [[ $rc -ne 0 ]] || fail "expected failure, but it exited 0: $*"
-    [[ $rc -lt 128 ]] || fail "exited with status $rc (crash / signal): $*"
+    _run_failing "expect failure" 20 "$@"
     [[ $ERR == nbdcopy:\ * ]] || fail "stderr does not start with 'nbdcopy: ': $ERR"
     [[ $(wc -l <"$ERR_FILE") -eq 1 ]] ||
         fail "expected exactly one line on stderr, got $(wc -l <"$ERR_FILE")"
+}
+
+# _run_failing WHAT SHOWN CMD...: run CMD, which must fail without a signal
+# (exit status 1..127), its stdout in $T/cmd.out, its stderr in $ERR_FILE
+# (the first SHOWN lines shown) and $ERR.
+_run_failing() {
+    msg "$1: ${*:3}"
+    local shown=$2 rc=0
+    shift 2
+    ERR_FILE=$T/cmd.err
+    "$@" >"$T/cmd.out" 2>"$ERR_FILE" || rc=$?
+    ERR=$(cat "$ERR_FILE")
+    sed -n "s/^/    stderr: /p; ${shown}q" "$ERR_FILE" >&2
+    [[ $rc -ne 0 ]] || fail "expected failure, but it exited 0: $*"
+    [[ $rc -lt 128 ]] || fail "exited with status $rc (crash / signal): $*"
 }
 
 # expect_usage_error CMD...: a command line error (unknown option, missing
@@ -483,14 +546,7 @@ expect_fail() {
 # (getopt messages and the usage text may take several lines), nothing on
 # stdout.
 expect_usage_error() {
-    msg "expect usage error: $*"
-    local rc=0
-    ERR_FILE=$T/cmd.err
-    "$@" >"$T/cmd.out" 2>"$ERR_FILE" || rc=$?
-    ERR=$(cat "$ERR_FILE")
-    sed 's/^/    stderr: /' "$ERR_FILE" | head -n 3 >&2
-    [[ $rc -ne 0 ]] || fail "expected failure, but it exited 0: $*"
-    [[ $rc -lt 128 ]] || fail "exited with status $rc (crash / signal): $*"
+    _run_failing "expect usage error" 3 "$@"
     grep -q nbdcopy "$ERR_FILE" || fail "stderr does not mention nbdcopy: $ERR"
     [[ ! -s $T/cmd.out ]] || fail "usage error printed on stdout"
 }

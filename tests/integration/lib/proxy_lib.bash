@@ -25,15 +25,29 @@ _proxy_python() {
     if [[ -x /usr/bin/python3 ]]; then echo /usr/bin/python3; else command -v python3; fi
 }
 
-# _free_tcp_port: a port on 127.0.0.1 that was free a moment ago (bound to
-# port 0, then closed); whoever uses it retries if it was taken meanwhile.
+# _free_tcp_port: a port on 127.0.0.1 that was free a moment ago; whoever
+# uses it retries if it was taken meanwhile.  It is drawn at random below
+# the kernel's ephemeral range (ip_local_port_range), so that no bind to
+# port 0 or outgoing connection, of this test or of another one running
+# beside it, is handed the port while a server killed there is down.
 _free_tcp_port() {
     "$(_proxy_python)" -c '
-import socket
-s = socket.socket()
-s.bind(("127.0.0.1", 0))
-print(s.getsockname()[1])
-s.close()'
+import random, socket
+try:
+    low = int(open("/proc/sys/net/ipv4/ip_local_port_range").read().split()[0])
+except (OSError, ValueError, IndexError):
+    low = 32768
+ports = [random.randrange(10000, low) for _ in range(100)] if low > 11000 else []
+for port in ports + [0]:
+    s = socket.socket()
+    try:
+        s.bind(("127.0.0.1", port))
+        print(s.getsockname()[1])
+        break
+    except OSError:
+        pass
+    finally:
+        s.close()'
 }
 
 # _nbdkit_tcp_on NAME PORT ARGS...: start nbdkit on 127.0.0.1:PORT, as our
@@ -42,31 +56,38 @@ s.close()'
 # 1 if the port was in use; fails the test on any other failure to start.
 _nbdkit_tcp_on() {
     local name=$1 port=$2; shift 2
-    local pidf=$T/$name.pid log=$T/$name.log pid i lines=0
+    local pidf=$T/$name.pid log=$T/$name.log pid lines=0
     rm -f "$pidf"
     [[ -f $log ]] && lines=$(wc -l <"$log")
     nbdkit -f --exit-with-parent -i 127.0.0.1 -p "$port" -P "$pidf" "$@" \
         >>"$log" 2>&1 &
     pid=$!
-    for i in $(seq 300); do
-        if [[ -s $pidf ]]; then
-            PIDS+=("$pid")
-            return 0
-        fi
-        _alive "$pid" || break
-        sleep 0.05
-    done
-    if _alive "$pid"; then
+    local rc=0
+    _wait_ready "$pid" test -s "$pidf" || rc=$?
+    if ((rc == 0)); then
+        PIDS+=("$pid")
+        return 0
+    fi
+    if ((rc == 2)); then
         kill "$pid" 2>/dev/null || true
         wait "$pid" 2>/dev/null || true
         fail "nbdkit $name did not start listening on port $port within 15 s"
     fi
-    wait "$pid" 2>/dev/null || true
+    _address_taken "$name" "$pid" "$lines" "nbdkit $name did not start on port $port"
+    return 1
+}
+
+# _address_taken NAME PID LINES WHAT: the server PID, started for NAME,
+# exited before it listened; returns when this attempt's lines of
+# $T/NAME.log (those past the first LINES) say its address was taken
+# (the caller tries again), else fails the test with WHAT and them.
+_address_taken() {
+    wait "$2" 2>/dev/null || true
     # Only this attempt's lines (a pipe into grep -q could fail by SIGPIPE).
-    tail -n +$((lines + 1)) "$log" >"$T/$name.attempt"
-    grep -qi "address already in use" "$T/$name.attempt" && return 1
-    cat "$T/$name.attempt" >&2
-    fail "nbdkit $name did not start on port $port"
+    tail -n +$(($3 + 1)) "$T/$1.log" >"$T/$1.attempt"
+    grep -qiE "address already in use|Failed to bind" "$T/$1.attempt" && return 0
+    cat "$T/$1.attempt" >&2
+    fail "$4"
 }
 
 # start_nbdkit_tcp NAME [NBDKIT OPTIONS...] PLUGIN [PARAMS...]
@@ -129,27 +150,28 @@ restart_nbdkit_tcp() {
 # (proxy_port NAME prints the port later).
 start_drop_proxy() {
     local name=$1 target=$2; shift 2
-    local portf=$T/$name.port pidf=$T/$name.pid pid _
     [[ $target == *:* ]] || target=127.0.0.1:$target
+    _start_proxy "$name" --target "$target" "$@"
+    PROXY_PORT=$(cat "$T/$name.port")
+}
+
+# _start_proxy NAME PROXY-ARGUMENTS...: drop_proxy.py with them, its
+# events in $T/NAME.log, waited for (15 s at most) until it listens (it
+# writes $T/NAME.port then); sets PROXY_LOG.
+_start_proxy() {
+    local name=$1; shift
+    local portf=$T/$name.port pidf=$T/$name.pid pid rc=0
     rm -f "$portf" "$portf.tmp" "$pidf"
     "$(_proxy_python)" "$TEST_LIB/drop_proxy.py" --listen-port-file "$portf" \
-        --target "$target" --exit-with-parent "$@" >"$T/$name.log" 2>&1 &
+        --exit-with-parent "$@" >"$T/$name.log" 2>&1 &
     pid=$!
     PIDS+=("$pid")
-    for _ in $(seq 300); do
-        if [[ -s $portf ]]; then
-            echo "$pid" >"$pidf"
-            PROXY_PORT=$(cat "$portf")
-            PROXY_LOG=$T/$name.log
-            return 0
-        fi
-        if ! _alive "$pid"; then
-            cat "$T/$name.log" >&2 || true
-            fail "drop proxy $name exited before listening"
-        fi
-        sleep 0.05
-    done
-    fail "drop proxy $name did not start listening within 15 s"
+    _wait_ready "$pid" test -s "$portf" || rc=$?
+    case $rc in
+    0) echo "$pid" >"$pidf"; PROXY_LOG=$T/$name.log ;;
+    1) cat "$T/$name.log" >&2 || true; fail "drop proxy $name exited before listening" ;;
+    *) fail "drop proxy $name did not start listening within 15 s" ;;
+    esac
 }
 
 # proxy_port NAME: the port of start_drop_proxy NAME.

@@ -164,8 +164,11 @@ finish_bg_copy() {
 # first or takes 30 s.
 wait_progress() {
     local label=$1 want=$2 _ last
+    local lines=()
     for _ in $(seq 600); do
-        last=$(tail -n 1 "$T/$label.progress" 2>/dev/null | cut -d/ -f1)
+        mapfile -t lines <"$T/$label.progress" 2>/dev/null || true
+        last=
+        ((${#lines[@]})) && last=${lines[-1]%%/*}
         [[ -n $last && $last -ge $want ]] && return 0
         _alive "$BG_PID" || fail "$label: the copy ended at ${last:-0}% before reaching $want%: $(copy_error "$label")"
         sleep 0.05

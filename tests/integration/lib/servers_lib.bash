@@ -130,7 +130,7 @@ server_pid() {
 # (a TCP server whose port someone else took meanwhile); fails the test
 # for any other failure to start.
 _server_launch() {
-    local name=$1 kind transport file mode addr tls=() args=() pid i
+    local name=$1 kind transport file mode addr args=() pid
     kind=$(_server_field "$name" kind)
     transport=$(_server_field "$name" transport)
     file=$(_server_field "$name" file)
@@ -194,51 +194,52 @@ _server_launch() {
         # file before it listens.
         nbd-server -C "$conf" -p "$pidf" >>"$log" 2>&1 </dev/null ||
             { tail -n 5 "$log" >&2; fail "nbd-server $name did not start"; }
-        for i in $(seq 100); do
-            [[ -s $pidf ]] && break
-            sleep 0.05
-        done
-        [[ -s $pidf ]] || fail "nbd-server $name wrote no pid file"
+        _wait_ready "" test -s "$pidf" || fail "nbd-server $name wrote no pid file"
         pid=$(cat "$pidf")
         ;;
     *) fail "unknown server kind $kind" ;;
     esac
-    for i in $(seq 300); do
-        if _alive "$pid" && _server_probe "$addr"; then
-            if [[ $kind == nbd-server ]]; then DAEMON_PIDS+=("$pid"); else PIDS+=("$pid"); fi
-            [[ -s $pidf ]] || echo "$pid" >"$pidf"
-            return 0
+    local rc=0
+    _wait_ready "$pid" _server_probe "$addr" || rc=$?
+    if ((rc == 0)); then
+        # A greeting on a TCP port may come from another test's server
+        # that took the port while ours was down: then ours fails to
+        # bind, and is not the one that greeted.
+        if ! _server_listens "$pid" "$addr"; then
+            _server_kill_pid "$name" "$pid"
+            msg "$kind $name: port $addr is another process's"
+            return 1
         fi
-        _alive "$pid" || break
-        sleep 0.05
-    done
-    if _alive "$pid"; then
+        if [[ $kind == nbd-server ]]; then DAEMON_PIDS+=("$pid"); else PIDS+=("$pid"); fi
+        [[ -s $pidf ]] || echo "$pid" >"$pidf"
+        return 0
+    fi
+    if ((rc == 2)); then
         _server_kill_pid "$name" "$pid"
         fail "$kind $name did not greet at $addr within 15 s"
     fi
-    wait "$pid" 2>/dev/null || true
-    tail -n +$((lines + 1)) "$log" >"$T/$name.attempt"
-    grep -qiE "address already in use|Failed to bind" "$T/$name.attempt" && return 1
-    cat "$T/$name.attempt" >&2
-    fail "$kind $name did not start at $addr"
+    _address_taken "$name" "$pid" "$lines" "$kind $name did not start at $addr"
+    return 1
+}
+
+# _server_listens PID ADDRESS: PID is what listens at ADDRESS (a Unix
+# socket in $T is ours by its path; a TCP port is checked with ss -p,
+# when there is ss).
+_server_listens() {
+    [[ $2 == /* ]] && return 0
+    command -v ss >/dev/null 2>&1 || return 0
+    local listeners
+    listeners=$(ss -Hltnp "( sport = :$2 )")
+    [[ $listeners == *"pid=$1,"* ]]
 }
 
 # _server_kill_pid NAME PID: SIGKILL server NAME's process PID (and, for
 # nbd-server, every process of its group: each serves a connection) and
 # wait until it is gone.
 _server_kill_pid() {
-    local name=$1 pid=$2 i
-    if [[ $(_server_field "$name" kind) == nbd-server ]]; then
-        kill -9 -- "-$pid" 2>/dev/null || true
-    else
-        kill -9 "$pid" 2>/dev/null || true
-    fi
-    for i in $(seq 100); do
-        _alive "$pid" || break
-        sleep 0.05
-    done
-    wait "$pid" 2>/dev/null || true
-    _forget_pid "$pid"
+    local target=$2
+    [[ $(_server_field "$1" kind) == nbd-server ]] && target=-$2
+    _stop_pid KILL "$target" "$2"
 }
 
 # start_server NAME KIND TRANSPORT FILE ro|rw: start a server (see the
@@ -293,6 +294,19 @@ kill_server() {
     rm -f "$T/$1.pid"
 }
 
+# freeze_server NAME / thaw_server NAME: SIGSTOP / SIGCONT server NAME, all
+# of it (nbd-server: its process group): frozen, it answers nothing and
+# its connections stay open, so that a copy cannot end while a test,
+# however late on a loaded machine, looks at it before a kill.
+freeze_server() { _server_signal "$1" STOP; }
+thaw_server() { _server_signal "$1" CONT; }
+_server_signal() {
+    local target
+    target=$(server_pid "$1")
+    [[ $(_server_field "$1" kind) == nbd-server ]] && target=-$target
+    kill -"$2" -- "$target" 2>/dev/null || true
+}
+
 # restart_server NAME: start server NAME again (killed first if it still
 # runs), the same kind, file and arguments, on the same address; retries
 # for 5 s while a TCP port is still taken.  Sets SERVER_URI.
@@ -334,27 +348,9 @@ assert_server_alive() {
 # socket).  Sets PROXY_SOCK and PROXY_LOG.
 start_drop_proxy_unix() {
     local name=$1 target=$2; shift 2
-    local portf=$T/$name.port pidf=$T/$name.pid sock=$T/$name.sock pid _
-    rm -f "$portf" "$portf.tmp" "$pidf" "$sock"
-    "$(_proxy_python)" "$TEST_LIB/drop_proxy.py" --listen-unix "$sock" \
-        --listen-port-file "$portf" --target "unix:$target" --exit-with-parent "$@" \
-        >"$T/$name.log" 2>&1 &
-    pid=$!
-    PIDS+=("$pid")
-    for _ in $(seq 300); do
-        if [[ -s $portf ]]; then
-            echo "$pid" >"$pidf"
-            PROXY_SOCK=$sock
-            PROXY_LOG=$T/$name.log
-            return 0
-        fi
-        if ! _alive "$pid"; then
-            cat "$T/$name.log" >&2 || true
-            fail "drop proxy $name exited before listening"
-        fi
-        sleep 0.05
-    done
-    fail "drop proxy $name did not start listening within 15 s"
+    rm -f "$T/$name.sock"
+    _start_proxy "$name" --listen-unix "$T/$name.sock" --target "unix:$target" "$@"
+    PROXY_SOCK=$T/$name.sock
 }
 
 # start_proxy_for NAME SERVER [PROXY OPTIONS...]: a drop proxy NAME in
