@@ -50,6 +50,9 @@ build_old() {
     wt=$(mktemp -d "${TMPDIR:-/tmp}/ab-worktree.XXXXXX")
     git -C "$ROOT" worktree add --detach "$wt" "$sha" >&2
     mkdir -p "$dir"
+    # A base directory: ccache hashes paths below it relatively, so that the
+    # next temporary worktree of a similar commit hits the cache.
+    export CCACHE_BASEDIR=$wt
     cmake -S "$wt" -B "$dir/build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
       -DCMAKE_CXX_COMPILER_LAUNCHER=ccache >/dev/null &&
       cmake --build "$dir/build" -j2 --target nbdcopy >&2 ||
