@@ -49,6 +49,8 @@ build_old() {
   if [ ! -x "$dir/build/nbdcopy" ]; then
     wt=$(mktemp -d "${TMPDIR:-/tmp}/ab-worktree.XXXXXX")
     git -C "$ROOT" worktree add --detach "$wt" "$sha" >&2
+    # Interrupted (Ctrl-C, kill): the temporary worktree goes all the same.
+    trap 'git -C "$ROOT" worktree remove --force "$wt"; exit 130' INT TERM
     mkdir -p "$dir"
     # A base directory: ccache hashes paths below it relatively, so that the
     # next temporary worktree of a similar commit hits the cache.
@@ -58,6 +60,7 @@ build_old() {
       cmake --build "$dir/build" -j2 --target nbdcopy >&2 ||
       { git -C "$ROOT" worktree remove --force "$wt"; die "building $sha failed"; }
     git -C "$ROOT" worktree remove --force "$wt"
+    trap - INT TERM
   fi
   echo "$dir/build/nbdcopy"
 }
