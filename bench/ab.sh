@@ -1,0 +1,146 @@
+#!/usr/bin/env bash
+# bench/ab.sh: A/B timing of this build against an older commit, in alternating runs.
+#
+#   bench/ab.sh OLD_COMMIT [WORKLOAD...]
+#
+# Builds OLD_COMMIT once in a temporary git worktree into its own build directory (ccache,
+# cached in $ABCACHE/<sha>/), then runs the new binary ($NEW, default build/nbdcopy) and
+# the old one in turn, new old new old ..., $RUNS times each, on each workload, under
+# /usr/bin/time. Optional peers ($PEERS: nbdcopy qemu-img cp dd) join the same rotation.
+# Prints for each command the median wall, the median CPU (user+sys) and the CPU per GiB
+# of source data, and for each peer the median of the pairwise ratios to "new" (run i of
+# the peer over run i of new). Each destination is removed before every run (not timed).
+#
+# Workloads (source -> destination):
+#   file-to-file  ext4 image (mke2fs -d $FSIMAGE_DIR, $FSIMAGE_SIZE) -> new file on $SHM
+#   file-to-disk  the same image -> new file in $DISKDIR (the disk; sync before each run)
+#   sparsefile    bench/mksparse.py 2 GiB (768 MiB data, holes) -> new file on $SHM
+# Default: file-to-file file-to-disk.
+set -euo pipefail
+
+BENCH=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(dirname "$BENCH")
+NEW=${NEW:-$ROOT/build/nbdcopy}
+RUNS=${RUNS:-7}
+PEERS=${PEERS:-}
+SHM=${SHM:-/dev/shm}
+ABCACHE=${ABCACHE:-$BENCH/out/ab}
+DISKDIR=${DISKDIR:-$BENCH/out/disk}
+FSIMAGE_DIR=${FSIMAGE_DIR:-/usr/share}
+FSIMAGE_SIZE=${FSIMAGE_SIZE:-2G}
+FSIMAGE=${FSIMAGE:-$ABCACHE/fs-$(echo "$FSIMAGE_DIR" | tr -c 'A-Za-z0-9\n' _)-$FSIMAGE_SIZE.raw}
+TIME=/usr/bin/time
+
+die() { echo "ab: $*" >&2; exit 1; }
+
+[ $# -ge 1 ] || die "usage: bench/ab.sh OLD_COMMIT [WORKLOAD...]"
+OLD_REV=$1
+shift
+WORKLOADS=("${@:-file-to-file file-to-disk}")
+read -r -a WORKLOADS <<<"${WORKLOADS[*]}"
+[ -x "$TIME" ] || die "/usr/bin/time is missing (apt-get install time)"
+[ -x "$NEW" ] || die "$NEW is not built"
+
+# build_old REV: prints the path of REV's nbdcopy, building it first if needed.
+build_old() {
+  local sha dir wt
+  sha=$(git -C "$ROOT" rev-parse --verify "$1^{commit}") || die "$1: no such commit"
+  dir=$ABCACHE/$sha
+  if [ ! -x "$dir/build/nbdcopy" ]; then
+    wt=$(mktemp -d "${TMPDIR:-/tmp}/ab-worktree.XXXXXX")
+    git -C "$ROOT" worktree add --detach "$wt" "$sha" >&2
+    # Interrupted (Ctrl-C, kill): the temporary worktree goes all the same.
+    trap 'git -C "$ROOT" worktree remove --force "$wt"; exit 130' INT TERM
+    mkdir -p "$dir"
+    # A base directory: ccache hashes paths below it relatively, so that the
+    # next temporary worktree of a similar commit hits the cache.
+    export CCACHE_BASEDIR=$wt
+    cmake -S "$wt" -B "$dir/build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+      -DCMAKE_CXX_COMPILER_LAUNCHER=ccache >/dev/null &&
+      cmake --build "$dir/build" -j2 --target nbdcopy >&2 ||
+      { git -C "$ROOT" worktree remove --force "$wt"; die "building $sha failed"; }
+    git -C "$ROOT" worktree remove --force "$wt"
+    trap - INT TERM
+  fi
+  echo "$dir/build/nbdcopy"
+}
+
+fs_image() {
+  [ -s "$FSIMAGE" ] && return 0
+  command -v mke2fs >/dev/null || die "mke2fs is missing (apt-get install e2fsprogs)"
+  mkdir -p "$(dirname "$FSIMAGE")"
+  echo "ab: building $FSIMAGE: mke2fs -t ext4 -d $FSIMAGE_DIR ($FSIMAGE_SIZE; minutes)" >&2
+  mke2fs -q -F -t ext4 -d "$FSIMAGE_DIR" "$FSIMAGE.tmp" "$FSIMAGE_SIZE" >/dev/null
+  mv "$FSIMAGE.tmp" "$FSIMAGE"
+}
+
+# setup W: sets SRC, DST and PRE (what runs, untimed, before every run).
+setup() {
+  PRE=:
+  case $1 in
+    file-to-file) fs_image; SRC=$FSIMAGE; DST=$SHM/ab-$1.img ;;
+    file-to-disk) fs_image; SRC=$FSIMAGE; mkdir -p "$DISKDIR"; DST=$DISKDIR/ab-$1.img; PRE=sync ;;
+    sparsefile)
+      SRC=$ABCACHE/sparse-2G.raw
+      [ -s "$SRC" ] || python3 "$BENCH/mksparse.py" "$SRC" 2048 1
+      DST=$SHM/ab-$1.img
+      ;;
+    *) die "$1: unknown workload (file-to-file file-to-disk sparsefile)" ;;
+  esac
+}
+
+# command_for LABEL: the command line of one copy of $SRC to $DST.
+command_for() {
+  case $1 in
+    new) echo "$NEW $SRC $DST" ;;
+    old) echo "$OLD $SRC $DST" ;;
+    nbdcopy) echo "/usr/bin/nbdcopy $SRC $DST" ;;
+    qemu-img) echo "qemu-img convert -W -f raw -O raw $SRC $DST" ;;
+    cp) echo "cp --sparse=always $SRC $DST" ;;
+    dd) echo "dd if=$SRC of=$DST bs=1M conv=sparse status=none" ;;
+    *) die "$1: unknown peer (nbdcopy qemu-img cp dd)" ;;
+  esac
+}
+
+OLD=$(build_old "$OLD_REV")
+LABELS=(new old)
+read -r -a PEER_LIST <<<"$PEERS"
+LABELS+=("${PEER_LIST[@]}")
+OUT=$(mktemp -d "${TMPDIR:-/tmp}/ab.XXXXXX")
+trap 'rm -rf "$OUT"' EXIT
+echo "ab: new = $NEW ($(git -C "$ROOT" rev-parse --short HEAD)$(git -C "$ROOT" diff --quiet HEAD || echo +dirty))"
+echo "ab: old = $OLD ($(git -C "$ROOT" rev-parse --short "$OLD_REV"))"
+for w in "${WORKLOADS[@]}"; do
+  setup "$w"
+  data_bytes=$(($(stat -c '%b * %B' "$SRC")))
+  for ((i = 0; i < RUNS; i++)); do
+    for label in "${LABELS[@]}"; do
+      rm -f "$DST"
+      $PRE
+      read -r -a cmd <<<"$(command_for "$label")"
+      "$TIME" -f '%e %U %S' -a -o "$OUT/$w.$label" "${cmd[@]}" >/dev/null ||
+        die "$w: $label failed: ${cmd[*]}"
+      cmp -s "$SRC" "$DST" || die "$w: $label: the copy differs from the source"
+    done
+  done
+  rm -f "$DST"
+  echo "== $w: $SRC -> $DST, $RUNS alternating runs each," \
+    "$((data_bytes >> 20)) MiB of data"
+  python3 - "$OUT" "$w" "$data_bytes" "${LABELS[@]}" <<'EOF'
+import statistics, sys
+out, w, data, labels = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4:]
+runs = {}
+for label in labels:
+    with open(f"{out}/{w}.{label}") as f:
+        rows = [line.split() for line in f if line.strip() and line[0].isdigit()]
+    runs[label] = [(float(e), float(u) + float(s)) for e, u, s in rows]
+gib = data / (1 << 30)
+print(f"{'command':10} {'wall s':>8} {'cpu s':>8} {'cpu s/GiB':>10} {'wall/new':>9} {'cpu/new':>8}")
+for label in labels:
+    wall = statistics.median(r[0] for r in runs[label])
+    cpu = statistics.median(r[1] for r in runs[label])
+    ratio = lambda k: statistics.median(
+        b[k] / a[k] for a, b in zip(runs["new"], runs[label]) if a[k] > 0)
+    print(f"{label:10} {wall:8.3f} {cpu:8.3f} {cpu / gib:10.3f} {ratio(0):9.3f} {ratio(1):8.3f}")
+EOF
+done
