@@ -91,11 +91,13 @@ void CheckCompare(const CheckpointIdentity& identity, FuzzedDataProvider& input)
     case 1:
       other.fingerprint += change;
       break;
-    case 2:
+    case 2:  // other words and another file (the same file matches any words)
       other.source += change;
+      other.source_file += change;
       break;
     case 3:
       other.destination += change;
+      other.destination_file += change;
       break;
     default:
       other.settings += change;
@@ -113,6 +115,8 @@ void CheckRecipe(FuzzedDataProvider& input) {
   identity.destination = input.ConsumeRandomLengthString(64);
   identity.settings = input.ConsumeRandomLengthString(64);
   identity.fingerprint = input.ConsumeRandomLengthString(64);
+  identity.source_file = input.ConsumeRandomLengthString(32);
+  identity.destination_file = input.ConsumeRandomLengthString(32);
   identity.source_size = SomeSize(input);
   const RangeSet done = SomeRanges(input, identity.source_size);
   RangeSet expected = done;

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 
 #include "base/unique_fd.h"
 
@@ -133,6 +134,14 @@ class PosixFileSystem final : public FileSystem {
     if (!fd.valid()) return Failed(Step::kOpen, path, errno);
     ::unlink(path.c_str());
     return FileError();
+  }
+
+  std::optional<std::string> CanonicalPath(const std::string& path) override {
+    char* resolved = ::realpath(path.c_str(), nullptr);
+    if (resolved == nullptr) return std::nullopt;
+    std::string canonical(resolved);
+    std::free(resolved);
+    return canonical;
   }
 };
 

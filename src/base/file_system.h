@@ -12,6 +12,7 @@
 
 #include <sys/types.h>
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -71,6 +72,11 @@ class FileSystem {
   // Whether a file can be created at `path`: creates it (mode 0600) if
   // missing, then removes it (a stale one too).
   virtual FileError ProbeCreate(const std::string& path) = 0;
+
+  // The absolute path of an existing file with every symlink, "." and ".."
+  // resolved (realpath(3)): one spelling for every way of naming it.
+  // nullopt when it cannot be resolved (missing, no permission).
+  virtual std::optional<std::string> CanonicalPath(const std::string& path) = 0;
 };
 
 // The one over POSIX; lives as long as the process.

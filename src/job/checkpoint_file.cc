@@ -19,9 +19,20 @@ namespace nbdcopy {
 namespace {
 
 // The identity lines, "# nbdcopy-KEY: VALUE", in the order they are written.
-enum Key { kSource, kDestination, kSize, kSettings, kFingerprint, kKeyCount };
-constexpr std::array<std::string_view, kKeyCount> kKeyNames = {"source", "destination", "size",
-                                                               "settings", "fingerprint"};
+enum Key {
+  kSource,
+  kSourceFile,
+  kDestination,
+  kDestinationFile,
+  kSize,
+  kSettings,
+  kFingerprint,
+  kKeyCount
+};
+constexpr std::array<std::string_view, kKeyCount> kKeyNames = {
+    "source", "source-file", "destination", "destination-file", "size", "settings", "fingerprint"};
+// Written only for local paths, and missing from older files.
+bool Optional(size_t key) { return key == kSourceFile || key == kDestinationFile; }
 constexpr std::string_view kKeyPrefix = "nbdcopy-";
 constexpr std::string_view kStatusLineStatuses = "?*/-FG+";  // ddrescue's current_status
 constexpr std::string_view kBlockStatuses = "?*/-+";
@@ -175,7 +186,9 @@ Status Parser::Comment(size_t number, std::string_view text) {
   if (!unescaped) {
     return LineError(number, name + ": a backslash that starts no escape (\\\\ \\n \\r \\t \\xHH)");
   }
-  std::string* fields[] = {&identity_.source, &identity_.destination, nullptr, &identity_.settings,
+  std::string* fields[] = {&identity_.source,           &identity_.source_file,
+                           &identity_.destination,      &identity_.destination_file,
+                           nullptr,                     &identity_.settings,
                            &identity_.fingerprint};
   *fields[key] = std::move(*unescaped);
   return Status::Ok();
@@ -249,7 +262,7 @@ Result<CheckpointState> Parser::Finish(size_t last_line) {
   if (!any) return Status::Error(not_ours);
   if (!error_.ok()) return error_;
   for (size_t key = 0; key < kKeyCount; ++key) {
-    if (key_lines_[key] == 0) {
+    if (key_lines_[key] == 0 && !Optional(key)) {
       return Status::Error(not_ours + " (it has no nbdcopy-" + std::string(kKeyNames[key]) +
                            " line)");
     }
@@ -338,7 +351,11 @@ std::string RenderCheckpoint(const CheckpointIdentity& identity, const RangeSet&
     text += value.empty() ? "\n" : " " + value + "\n";
   };
   identity_line(kSource, Escape(identity.source));
+  if (!identity.source_file.empty()) identity_line(kSourceFile, Escape(identity.source_file));
   identity_line(kDestination, Escape(identity.destination));
+  if (!identity.destination_file.empty()) {
+    identity_line(kDestinationFile, Escape(identity.destination_file));
+  }
   identity_line(kSize, std::to_string(size));
   identity_line(kSettings, Escape(identity.settings));
   identity_line(kFingerprint, Escape(identity.fingerprint));

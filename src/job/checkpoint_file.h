@@ -7,7 +7,9 @@
 // The text, as RenderCheckpoint writes it:
 //   # Mapfile. Created by nbdcopy 0.1.0 (--checkpoint)
 //   # nbdcopy-source: <escaped>          (in this order, one line each)
+//   # nbdcopy-source-file: <escaped>     (only for a local file or device)
 //   # nbdcopy-destination: <escaped>
+//   # nbdcopy-destination-file: <escaped>  (likewise)
 //   # nbdcopy-size: <decimal>
 //   # nbdcopy-settings: <escaped>
 //   # nbdcopy-fingerprint: <escaped>
@@ -55,6 +57,11 @@ struct CheckpointIdentity {
   uint64_t source_size = 0;
   std::string settings;     // space-separated words, e.g. "allocated=no sparse=4096"
   std::string fingerprint;  // e.g. "sha256:ab12..."; opaque
+  // A local path's canonical path (FileSystem::CanonicalPath): the file,
+  // however it is spelled. Empty for other operands, and in files written
+  // before nbdcopy recorded it (no nbdcopy-*-file lines).
+  std::string source_file;
+  std::string destination_file;
   bool operator==(const CheckpointIdentity&) const = default;
 };
 
@@ -89,6 +96,9 @@ Result<CheckpointState> ParseCheckpoint(std::string_view text, const std::string
 
 // OK when `recorded` (the file's) and `now` (this run's) name the same
 // copy. An empty string field never matches, not even another empty one.
+// The source (destination) matches when its words do, or its file does:
+// a.raw, ./a.raw and /abs/a.raw are one file (a different file under the
+// same name is refused by the fingerprint, or by the destination's bytes).
 // Otherwise one error, "--checkpoint=PATH: ...", naming the first thing
 // that differs in this order: the source's size, its fingerprint, the
 // source, the destination, the settings (the first differing word), with

@@ -3,6 +3,7 @@
 // reading and writing are in checkpoint_file.cc.
 #include <algorithm>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -15,6 +16,11 @@ namespace {
 
 std::string Shown(const std::string& value) {
   return value.empty() ? "(none)" : "'" + EscapeCheckpointValue(value) + "'";
+}
+
+// An operand's words, and the file they name when that says more.
+std::string ShownOperand(const std::string& words, const std::string& file) {
+  return file.empty() || file == words ? Shown(words) : Shown(words) + " (" + Shown(file) + ")";
 }
 
 // "(A then, B now)" for the first word that differs, or the whole strings.
@@ -52,14 +58,18 @@ Status CompareIdentity(const CheckpointIdentity& recorded, const CheckpointIdent
     return refuse("the source's content differs from when the checkpoint was made (fingerprint " +
                   Shown(fa) + " then, " + Shown(fb) + " now)");
   }
-  const std::pair<const char*, const std::string CheckpointIdentity::*> names[] = {
-      {"source", &CheckpointIdentity::source}, {"destination", &CheckpointIdentity::destination}};
-  for (const auto& [name, field] : names) {
-    const std::string& a = recorded.*field;
-    const std::string& b = now.*field;
+  using Field = const std::string CheckpointIdentity::*;
+  const std::tuple<const char*, Field, Field> operands[] = {
+      {"source", &CheckpointIdentity::source, &CheckpointIdentity::source_file},
+      {"destination", &CheckpointIdentity::destination, &CheckpointIdentity::destination_file}};
+  for (const auto& [name, words, file] : operands) {
+    const std::string &a = recorded.*words, &b = now.*words;
+    const std::string &file_a = recorded.*file, &file_b = now.*file;
     if (a.empty() || b.empty()) return unknown(std::string("the ") + name, a, b);
-    if (a != b) {
-      return refuse("it was made for " + std::string(name) + " " + Shown(a) + ", not " + Shown(b));
+    // The same words, or another spelling of the same file.
+    if (a != b && (file_a.empty() || file_a != file_b)) {
+      return refuse("it was made for " + std::string(name) + " " + ShownOperand(a, file_a) +
+                    ", not " + ShownOperand(b, file_b));
     }
   }
   if (recorded.settings.empty() || now.settings.empty()) {

@@ -133,6 +133,8 @@ Result<std::unique_ptr<CheckpointRun>> CheckpointRun::Load(const Options& option
   }
   // Refused before any endpoint is opened (opening creates a destination file).
   if (Status status = run->CheckWritable(); !status.ok()) return status;
+  run->local_source_ = source.kind == EndpointKind::kLocalPath;
+  run->local_destination_ = destination.kind == EndpointKind::kLocalPath;
   struct stat st;
   if (destination.kind == EndpointKind::kLocalPath && run->resuming() &&
       stat(destination.text.c_str(), &st) == -1) {
@@ -157,18 +159,19 @@ Status CheckpointRun::Check(const Options& options, Endpoint& source, Endpoint& 
   identity_.destination = destination_name;
   identity_.source_size = *source.info().size;
   identity_.settings = CheckpointSettings(options) + extra_settings;
-  // A different size needs no reading to be refused.
+  ResolveFiles(&identity_);  // both endpoints are open: a new destination file exists
+  // A different size needs no reading to be refused: CompareIdentity
+  // compares the sizes first, so the fingerprint it is never shown stays
+  // empty. (A placeholder "-" assigned here made GCC 12 warn -Wrestrict
+  // deep inside std::string, a false positive: GCC bug 105329.)
   if (recorded_ && recorded_->identity.source_size != identity_.source_size) {
-    identity_.fingerprint = "-";
-    return CompareIdentity(recorded_->identity, identity_, path_);
+    return CompareWithRecorded();
   }
   Result<std::string> fingerprint = SourceFingerprint(source);
   if (!fingerprint.ok()) return fingerprint.status();
   identity_.fingerprint = *fingerprint;
   if (!recorded_) return Status::Ok();
-  if (Status status = CompareIdentity(recorded_->identity, identity_, path_); !status.ok()) {
-    return status;
-  }
+  if (Status status = CompareWithRecorded(); !status.ok()) return status;
   // Only where this copy writes: an incremental copy leaves old bytes
   // elsewhere, rightly different (and a bitmap's clean ranges are not known
   // before the copy asks: trusted, as the bitmap is).
@@ -180,6 +183,23 @@ Status CheckpointRun::Check(const Options& options, Endpoint& source, Endpoint& 
     }
   }
   return CheckDestinationHoldsDone(option_, path_, sampled, source, destination);
+}
+
+void CheckpointRun::ResolveFiles(CheckpointIdentity* identity) const {
+  if (local_source_ && identity->source_file.empty()) {
+    identity->source_file = files_->CanonicalPath(identity->source).value_or("");
+  }
+  if (local_destination_ && identity->destination_file.empty()) {
+    identity->destination_file = files_->CanonicalPath(identity->destination).value_or("");
+  }
+}
+
+Status CheckpointRun::CompareWithRecorded() const {
+  // A file written before the files were recorded names them as typed
+  // then: taken from the current directory, as the same command would.
+  CheckpointIdentity recorded = recorded_->identity;
+  ResolveFiles(&recorded);
+  return CompareIdentity(recorded, identity_, path_);
 }
 
 const RangeSet& CheckpointRun::recorded_done() const {

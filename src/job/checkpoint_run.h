@@ -87,6 +87,16 @@ class CheckpointRun {
   // checkpointer one call at a time (its persist lock), and by Finish after.
   [[nodiscard]] Status Persist(const RangeSet& durable);
   [[nodiscard]] Status CheckWritable() const;
+  // The files of the identity's local paths (CheckpointIdentity::source_file)
+  // that are not known yet, resolved from the current directory.
+  void ResolveFiles(CheckpointIdentity* identity) const;
+  // CompareIdentity of the recorded identity and this run's.
+  [[nodiscard]] Status CompareWithRecorded() const;
+
+  // Which operands are local paths (a file or a block device): the identity
+  // knows them by the file too.
+  bool local_source_ = false;
+  bool local_destination_ = false;
 
   FileSystem* files_ = nullptr;
   std::string path_;

@@ -18,6 +18,7 @@
 #include "hash/blkhash.h"
 #include "job/checkpoint_run.h"
 #include "job/copy_and_hash.h"
+#include "job/format_hint.h"
 #include "job/option_checks.h"
 #include "job/progress.h"
 #include "job/ranges_run.h"
@@ -77,6 +78,10 @@ Result<EndpointPair> OpenEndpoints(const Options& options, RunReport* report,
   source_flags.dirty_bitmap = options.dirty_bitmap.value_or("");
   auto source = OpenEndpoint(*source_spec, Role::kSource, source_flags);
   if (!source.ok()) return source.status();
+  // Before any progress frame, and before a destination's refusal it may explain.
+  if (auto hint = FormatHint(*source_spec, *destination_spec)) {
+    std::fprintf(stderr, "%s\n", hint->c_str());
+  }
   report->size = (*source)->info().size;
   std::optional<RangeSet> listed;
   if (ranges_text) {  // CheckIncrementalOptions refused a stream source

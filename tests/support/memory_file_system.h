@@ -40,6 +40,9 @@ class MemoryFileSystem final : public FileSystem {
 
   std::map<std::string, std::string> files;  // regular files
   std::set<std::string> others;              // FIFOs, devices: not regular
+  // What CanonicalPath resolves (a spelling -> its canonical path); any
+  // other path cannot be resolved.
+  std::map<std::string, std::string> canonical_paths;
   std::string standard_input;
   std::string standard_output;
   std::vector<std::string> log;
@@ -106,6 +109,13 @@ class MemoryFileSystem final : public FileSystem {
     if (FileError error = Inject(Step::kOpen, path); error.failed()) return error;
     files.erase(path);
     return FileError();
+  }
+
+  std::optional<std::string> CanonicalPath(const std::string& path) override {
+    log.push_back("canonical " + path);
+    auto found = canonical_paths.find(path);
+    if (found == canonical_paths.end()) return std::nullopt;
+    return found->second;
   }
 
  private:

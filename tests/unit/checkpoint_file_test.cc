@@ -122,10 +122,12 @@ TEST(CheckpointFileTest, RoundTripsAnyIdentityString) {
   identity.destination = " leading and trailing spaces  ";
   identity.settings = "naïve ☃ 日本 \xff\xfe";
   identity.fingerprint = std::string("nul\0byte\\x41", 12);
+  identity.source_file = "/a\nb/ c ";
+  identity.destination_file = "\\";
   ExpectRoundTrip(identity, RangeSet());
-  identity = CheckpointIdentity{"", "", 7, "", ""};
+  identity = CheckpointIdentity{"", "", 7, "", "", "", ""};
   ExpectRoundTrip(identity, RangeSet());
-  identity = CheckpointIdentity{" ", "\\", 7, "\\\\", "#"};
+  identity = CheckpointIdentity{" ", "\\", 7, "\\\\", "#", " ", "#"};
   ExpectRoundTrip(identity, RangeSet());
   // Each value stays on its own comment line.
   identity = SomeIdentity();
@@ -296,6 +298,65 @@ TEST(CheckpointFileTest, CompareIdentityAcceptsOnlyTheSameCopy) {
   now.settings = "allocated=no  sparse=4096 destination-is-zero=no dirty-bitmap=-";
   EXPECT_EQ(Refusal(recorded, now), "it was made with other settings ('" + recorded.settings +
                                         "' then, '" + now.settings + "' now)");
+}
+
+TEST(CheckpointFileTest, AFileOperandMatchesAnySpellingOfTheSameFile) {
+  CheckpointIdentity recorded = SomeIdentity();
+  recorded.source = "a.raw";
+  recorded.source_file = "/w/a.raw";
+  recorded.destination_file = "/w/out.img";
+  CheckpointIdentity now = recorded;
+  for (const char* spelling : {"./a.raw", "/w/a.raw", "../w/a.raw"}) {
+    now.source = spelling;
+    EXPECT_EQ(Refusal(recorded, now), "(accepted)") << spelling;
+  }
+  now.destination = "./out.img";
+  EXPECT_EQ(Refusal(recorded, now), "(accepted)");
+  now = recorded;
+  now.source = "b.raw";
+  now.source_file = "/w/b.raw";
+  EXPECT_EQ(Refusal(recorded, now),
+            "it was made for source 'a.raw' ('/w/a.raw'), not 'b.raw' ('/w/b.raw')");
+  // Another file under the same words: the fingerprint decides (it is
+  // compared first), as for any operand.
+  now.source = "a.raw";
+  EXPECT_EQ(Refusal(recorded, now), "(accepted)");
+  now = recorded;
+  now.destination = "/v/out.img";
+  now.destination_file = "/v/out.img";
+  EXPECT_EQ(Refusal(recorded, now),
+            "it was made for destination 'out.img' ('/w/out.img'), not '/v/out.img'");
+  // No file known on one side (an unresolvable path): the words decide.
+  now = recorded;
+  now.source = "./a.raw";
+  now.source_file = "";
+  EXPECT_EQ(Refusal(recorded, now), "it was made for source 'a.raw' ('/w/a.raw'), not './a.raw'");
+  recorded.source_file = "";
+  EXPECT_EQ(Refusal(recorded, recorded), "(accepted)");
+}
+
+TEST(CheckpointFileTest, FileLinesAreWrittenOnlyForLocalPathsAndOlderFilesHaveNone) {
+  CheckpointIdentity identity = SomeIdentity();
+  EXPECT_EQ(RenderCheckpoint(identity, RangeSet()).find("-file:"), std::string::npos);
+  identity.source = "./a b.raw";
+  identity.source_file = "/w/a b.raw";
+  identity.destination_file = "/w/new\nline";
+  const std::string text = RenderCheckpoint(identity, RangeSet());
+  EXPECT_NE(text.find("# nbdcopy-source: ./a b.raw\n# nbdcopy-source-file: /w/a b.raw\n"
+                      "# nbdcopy-destination: out.img\n"
+                      "# nbdcopy-destination-file: /w/new\\nline\n# nbdcopy-size: "),
+            std::string::npos)
+      << text;
+  ExpectRoundTrip(identity, RangeSet());
+  identity.destination_file = "";
+  ExpectRoundTrip(identity, RangeSet());
+  // A file as nbdcopy wrote it before these lines: read with no files.
+  Result<CheckpointState> older = ParseCheckpoint(Heading() + "0 + 1\n0 0x1000 +\n", "ck.map");
+  ASSERT_TRUE(older.ok()) << older.status().message();
+  EXPECT_EQ(older->identity, SomeIdentity(4096));
+  const std::string doubled = Heading() + "# nbdcopy-source-file: /a\n# nbdcopy-source-file: /b\n";
+  EXPECT_EQ(ParseError(doubled + "0 + 1\n0 0x1000 +\n"),
+            "ck.map: line 8: a second nbdcopy-source-file line (the first is line 7)");
 }
 
 TEST(CheckpointFileTest, EmptyIdentityFieldsNeverMatch) {

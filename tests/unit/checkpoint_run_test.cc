@@ -29,6 +29,9 @@ std::vector<std::byte> Pattern(size_t size) {
 }
 
 EndpointSpec Nbd(const std::string& uri) { return EndpointSpec{EndpointKind::kNbdUri, uri, {}}; }
+EndpointSpec Local(const std::string& path) {
+  return EndpointSpec{EndpointKind::kLocalPath, path, {}};
+}
 
 struct CheckpointRunTest : ::testing::Test {
   Options options;
@@ -59,6 +62,17 @@ struct CheckpointRunTest : ::testing::Test {
     std::copy_n(source.data().begin(), length, destination.mutable_data().begin());
     run.checkpointer()->Completed(0, length, run.checkpointer()->epoch());
     return run.checkpointer()->Checkpoint(destination);
+  }
+  // Load and Check with a local source file spelled `source_path`.
+  Result<std::unique_ptr<CheckpointRun>> FromFile(const std::string& source_path) {
+    auto run = CheckpointRun::Load(options, Local(source_path), Nbd("nbd://dst"), files);
+    if (!run.ok()) return run.status();
+    if (Status checked = (*run)->Check(options, source, destination, source_path, "nbd://dst");
+        !checked.ok()) {
+      return checked;
+    }
+    (*run)->StartBooks(4096);
+    return std::move(run).value();
   }
   RangeSet DoneInFile() {
     Result<CheckpointState> state = ParseCheckpoint(files.files.at(kMap), kMap);
@@ -128,6 +142,65 @@ TEST_F(CheckpointRunTest, RefusesACheckpointOfAnotherCopyOrADestinationWithoutIt
             "--checkpoint=ck.map: memory does not hold what the checkpoint says was copied (the "
             "bytes at offset 0 differ from the source's); remove ck.map to copy from the start");
   EXPECT_EQ(files.files.at(kMap), text);  // refusals never write FILE
+}
+
+TEST_F(CheckpointRunTest, AFileSourceResumesUnderAnySpellingOfTheSameFile) {
+  files.canonical_paths = {{"a.raw", "/w/a.raw"},
+                           {"./a.raw", "/w/a.raw"},
+                           {"/w/a.raw", "/w/a.raw"},
+                           {"b.raw", "/w/b.raw"}};
+  auto first = FromFile("a.raw");
+  ASSERT_TRUE(first.ok()) << first.status().message();
+  ASSERT_TRUE(Copied(**first, kSize / 4).ok());
+  EXPECT_NE(files.files.at(kMap).find("# nbdcopy-source: a.raw\n# nbdcopy-source-file: /w/a.raw\n"
+                                      "# nbdcopy-destination: nbd://dst\n# nbdcopy-size: "),
+            std::string::npos)
+      << files.files.at(kMap);
+  first->reset();
+  const std::string text = files.files.at(kMap);
+  for (const char* spelling : {"./a.raw", "/w/a.raw", "a.raw"}) {
+    auto run = FromFile(spelling);
+    ASSERT_TRUE(run.ok()) << spelling << ": " << run.status().message();
+    EXPECT_TRUE((*run)->resuming());
+    EXPECT_EQ((*run)->done_bytes(), kSize / 4);
+  }
+  EXPECT_EQ(FromFile("b.raw").status().message(),
+            "--checkpoint=ck.map: it was made for source 'a.raw' ('/w/a.raw'), not 'b.raw' "
+            "('/w/b.raw'); remove ck.map to copy from the start");
+  EXPECT_EQ(files.files.at(kMap), text);  // checks never write FILE
+}
+
+TEST_F(CheckpointRunTest, AnOlderFileNamingTheSourceAsTypedResumesUnderAnySpellingFromHere) {
+  files.canonical_paths = {{"a.raw", "/w/a.raw"}, {"./a.raw", "/w/a.raw"}, {"b.raw", "/w/b.raw"}};
+  auto first = FromFile("a.raw");
+  ASSERT_TRUE(first.ok()) << first.status().message();
+  ASSERT_TRUE(Copied(**first, kSize / 4).ok());
+  first->reset();
+  // As nbdcopy wrote it before it recorded files: no nbdcopy-source-file line.
+  Result<CheckpointState> state = ParseCheckpoint(files.files.at(kMap), kMap);
+  ASSERT_TRUE(state.ok());
+  state->identity.source_file.clear();
+  files.files[kMap] = RenderCheckpoint(state->identity, state->done);
+  ASSERT_EQ(files.files[kMap].find("-file:"), std::string::npos);
+
+  for (const char* spelling : {"a.raw", "./a.raw"}) {
+    auto run = FromFile(spelling);
+    ASSERT_TRUE(run.ok()) << spelling << ": " << run.status().message();
+    EXPECT_EQ((*run)->done_bytes(), kSize / 4);
+  }
+  // Same words, even when they cannot be resolved (as before).
+  files.canonical_paths.clear();
+  EXPECT_TRUE(FromFile("a.raw").ok());
+  files.canonical_paths = {{"a.raw", "/w/a.raw"}, {"./a.raw", "/w/a.raw"}, {"b.raw", "/w/b.raw"}};
+  EXPECT_EQ(FromFile("b.raw").status().message(),
+            "--checkpoint=ck.map: it was made for source 'a.raw' ('/w/a.raw'), not 'b.raw' "
+            "('/w/b.raw'); remove ck.map to copy from the start");
+  // The next checkpoint records the file.
+  auto run = FromFile("./a.raw");
+  ASSERT_TRUE(run.ok());
+  ASSERT_TRUE((*run)->Finish().ok());
+  EXPECT_NE(files.files.at(kMap).find("# nbdcopy-source: ./a.raw\n# nbdcopy-source-file: /w/a.raw\n"),
+            std::string::npos);
 }
 
 TEST_F(CheckpointRunTest, LoadRefusesStreamsNullAndFilesItCannotUse) {

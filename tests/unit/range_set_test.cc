@@ -82,7 +82,9 @@ TEST(RangeSetTest, MatchesAByteMap) {
     bool first = true;
     for (const Range& run : set.Runs()) {
       ASSERT_GT(run.length, 0u);
-      if (!first) ASSERT_GT(run.offset, previous_end);  // disjoint, not touching
+      if (!first) {
+        ASSERT_GT(run.offset, previous_end);  // disjoint, not touching
+      }
       first = false;
       previous_end = run.end();
       for (uint64_t i = run.offset; i < run.end(); ++i) from_set[i] = true;
