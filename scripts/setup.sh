@@ -31,7 +31,8 @@ if ((${#missing[@]})); then
 fi
 
 # ccache (when present) for every build: scripts/sanitize.sh passes the same.
+# GCC builds with -Werror, as the clang sanitizer builds do: a warning fails CI.
 launcher=()
 command -v ccache >/dev/null 2>&1 && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
-cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo "${launcher[@]}" >/dev/null
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNBDCOPY_WERROR=ON "${launcher[@]}" >/dev/null
 cmake --build build -j"$(nproc)"
