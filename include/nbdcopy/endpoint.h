@@ -75,12 +75,6 @@ struct EndpointInfo {
   bool can_extents = false;     // Extents() may report zero runs
   bool can_multi_conn = false;  // several connections share one cache
   bool reads_as_zero = false;   // every byte currently reads as zero
-  // A file or device of this machine: reading costs a copy out of the page
-  // cache, with no latency for more connections to hide.
-  bool local = false;
-  // Writes take one lock (a regular file's inode lock): concurrent writers
-  // spin on it in the kernel instead of writing in parallel.
-  bool writes_serialize = false;
   bool overlapped_io = false;   // Start* returns before the I/O is done
   // Overlapped endpoints: writes shorter than this run inline in StartWrite
   // (where handing them over costs more than doing them).

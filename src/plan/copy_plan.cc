@@ -166,16 +166,6 @@ Result<CopyPlan> MakeCopyPlan(const Options& options, const Endpoint& source,
   unsigned threads = options.threads == 0 ? OnlineCpus() : options.threads;
   plan.connections = std::min(options.connections, threads);
   if (plan.synchronous || !src.can_multi_conn || !dst.can_multi_conn) plan.connections = 1;
-  // Every write to one regular file takes its inode lock, so a second
-  // worker's writes only spin on it (issue 27); a local source has no
-  // latency for more workers to hide. One worker reads inline and its ring's
-  // one kernel thread writes: two CPUs busy, none spinning.
-  if (plan.connections > 1 && dst.writes_serialize && src.local) {
-    plan.connections = 1;
-    plan.notes += fmt::format(
-        "nbdcopy: one connection: writes to {} serialize on one lock and {} is local\n",
-        destination.name(), source.name());
-  }
   // Clean ranges come with the extents: an incremental copy always asks.
   plan.use_extents = (options.extents || incremental) && src.can_extents;
   plan.zero_extents = options.extents;
