@@ -82,21 +82,5 @@ TEST(CopyPlanTest, NoCloneWhenTheBytesMustBeReadOrAllocated) {
   EXPECT_FALSE(pair.Plan(allocated).clone_data);
 }
 
-// Issue 27: more writers into one file only spin on its lock.
-TEST(CopyPlanTest, OneConnectionFromALocalSourceIntoAFileWhoseWritesSerialize) {
-  Pair pair;
-  Options four;
-  four.threads = 4;
-  EXPECT_EQ(pair.Plan(four).connections, 4u);
-  pair.destination.mutable_info().writes_serialize = true;
-  EXPECT_EQ(pair.Plan(four).connections, 4u);  // a remote source keeps them
-  pair.source.mutable_info().local = true;
-  CopyPlan plan = pair.Plan(four);
-  EXPECT_EQ(plan.connections, 1u);
-  EXPECT_NE(plan.notes.find("serialize on one lock"), std::string::npos) << plan.notes;
-  pair.destination.mutable_info().writes_serialize = false;  // a block device, say
-  EXPECT_EQ(pair.Plan(four).connections, 4u);
-}
-
 }  // namespace
 }  // namespace nbdcopy
