@@ -17,8 +17,9 @@ modes=("$@")
 # What TSan runs: the engines (and blkhash's combiner and the --rate
 # limiter, which they drive from several threads), cancellation, and
 # end-to-end tests with several connections or workers, or signals
-# arriving mid-copy, reconnects (--retry) and checkpoints.
-tsan_tests='^(ParallelCopy|Combinations/ParallelCopy|Operations/|SyncCopy|Blkhash|SequentialBlkhash|Engines/CancelTest|AdaptiveBudget|WorkMap|RateLimiter|CloneRule|Checkpointer)|^(engine-multi-conn|option-rate|retry-drop-source|retry-drop-destination|option-connections|copy-nbd-to-nbd|engine-failures|blkhash-copy-then-checksum|verify-passes|signals-interrupt|engine-costly-extents)$'
+# arriving mid-copy, reconnects (--retry), helper connections that fail to
+# open, and checkpoints.
+tsan_tests='^(ParallelCopy|Combinations/ParallelCopy|Operations/|SyncCopy|Blkhash|SequentialBlkhash|Engines/CancelTest|AdaptiveBudget|WorkMap|RateLimiter|CloneRule|Checkpointer)|^(engine-multi-conn|option-rate|retry-drop-source|retry-drop-destination|option-connections|copy-nbd-to-nbd|engine-failures|blkhash-copy-then-checksum|verify-passes|signals-interrupt|engine-costly-extents|retry-helper-connection-fails)$'
 
 reports=$(mktemp -d /tmp/sanitizer-reports.XXXXXX)
 trap 'rm -rf "$reports"' EXIT
