@@ -24,16 +24,16 @@ void RunWorkers(SharedCopy& shared, Endpoint& source, Endpoint& destination, boo
         // One that cannot connect (--retry's attempts included) leaves its
         // work to the others, and the stats say so; after a signal it was
         // only cut short.
+        auto opened = [&shared, number](const Result<std::unique_ptr<Endpoint>>& connection) {
+          if (!connection.ok() && !CancelRequested()) {
+            shared.ConnectionFailed(number, connection.status());
+          }
+          return connection.ok();
+        };
         auto source_connection = source.Connect();
-        if (!source_connection.ok()) {
-          if (!CancelRequested()) shared.ConnectionFailed(number, source_connection.status());
-          return;
-        }
+        if (!opened(source_connection)) return;
         auto destination_connection = destination.Connect();
-        if (!destination_connection.ok()) {
-          if (!CancelRequested()) shared.ConnectionFailed(number, destination_connection.status());
-          return;
-        }
+        if (!opened(destination_connection)) return;
         Worker(shared, **source_connection, **destination_connection, nullptr, true).Run();
       });
     }
