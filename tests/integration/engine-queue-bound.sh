@@ -3,6 +3,11 @@
 # --queue-size (data bytes in flight per worker; a request larger than the
 # queue runs alone, so the bound is max(queue, request)).
 #
+# It asserts that the server sees reads overlap: with other tests crowding
+# both cores, a worker can be too slow to keep two in flight (seen once in a
+# full run at 4 tests per core), so it keeps the machine:
+# processors: 2
+#
 # Two independent checks for each setting:
 #  - the engine's own statistics (-v: "nbdcopy: workers=N
 #    max_requests_in_flight=N max_bytes_in_flight=N ..."):
