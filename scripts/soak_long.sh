@@ -11,10 +11,13 @@
 # what was flushed to it counts).
 #
 # A copy draws its whole plan from its own seed before it starts:
-#   source     nbdkit file plugin over a raw image, qemu-nbd -f raw, or
-#              qemu-nbd -f qcow2 (the same bytes converted), all read-only,
-#              on 127.0.0.1; 4 MiB to -m MiB of random data, holes and
-#              allocated zeroes (some sizes not a multiple of 4K: nbdkit);
+#   transport  both servers on TCP (127.0.0.1), a Unix socket, or TLS-PSK
+#              over either (servers_lib.bash: tcp, unix, tls, tls-unix);
+#   source     nbdkit file plugin over a raw image, qemu-nbd -f raw,
+#              qemu-nbd -f qcow2 (the same bytes converted), or nbd-server
+#              (not over TLS: it has no PSK), all read-only; 4 MiB to
+#              -m MiB of random data, holes and allocated zeroes (some
+#              sizes not a multiple of 4K: nbdkit);
 #   destination nbdkit file plugin behind --filter=cache cache=writeback
 #              over a file that starts sparse or full of garbage;
 #   nbdcopy    engine default / -C 1 / --synchronous, --request-size 64K to
@@ -26,9 +29,13 @@
 #              first checkpoint, so that the next run resumes from done
 #              ranges); a drop proxy in front of either server or
 #              both (close, reset or silence with --timeout=2; --drop-every
-#              or --drop-after 1..8 MiB; 1..3 drops; refusing new
-#              connections for 0..1 s after a drop, by closing or by not
-#              listening); 0..2 restarts of the destination server and
+#              or --drop-after 1..8 MiB, or, in 40 % of the proxies, the
+#              handshake rule: --drop-after 0..3000 bytes from the proxy's
+#              1st..3rd connection on, so that a connection is cut while
+#              it negotiates, the run's first, a helper or a reconnection;
+#              1..3 drops; refusing new connections for 0..1 s after a
+#              drop, by closing or by not listening); 0..2 restarts of the
+#              destination server and
 #              0..1 of the source (SIGKILL, down 0..2 s, started again on
 #              the same port), each a random time after the run's first
 #              progress; and in some copies one outage longer than the
@@ -58,7 +65,11 @@
 #   gave-up     no run finished within 15 runs and 4 minutes
 #   correct     a run finished and the destination equals the source
 # Runs that failed because of a planned outage or a server crash are
-# expected and only counted.
+# expected and only counted, and so is one more kind, a rule of --retry
+# (docs/reliability.md): under TLS, a FIN in the middle of the run's first
+# TLS handshake reads as a server that lacks our key and fails at once
+# ("the server hung up during the handshake ... (or the connection was cut
+# just then)"), counted as tls-fin-failures.
 #
 # Usage: scripts/soak_long.sh [-n COPIES] [-s SEED] [-m MAX_MIB] [-d MAX_MS] [-K] [-o RESULTS.tsv]
 #        scripts/soak_long.sh -c COPY_SEED[,...] [-m MAX_MIB] [-d MAX_MS] [-K] ...   (replay)
@@ -105,7 +116,9 @@ export NBDCOPY=${NBDCOPY:-$repo/build/nbdcopy}
 source "$repo/tests/integration/lib/lib.sh"
 TEST_NAME=soak-long
 source "$TEST_LIB/proxy_lib.bash"
-require_cmd nbdkit qemu-nbd qemu-img python3 cmp
+source "$TEST_LIB/servers_lib.bash"
+require_cmd nbdkit qemu-nbd nbd-server qemu-img python3 cmp psktool
+make_psk
 py=$(_proxy_python)
 # The proxy as it is now: a long soak is not disturbed by edits to it.
 mkdir "$T/lib"
@@ -184,78 +197,10 @@ print(n if float(sys.argv[1]) > 0 else 1)' "$1"
 }
 
 # ---------------------------------------------------------------------------
-# Servers on fixed ports (a copy's URIs never change: they are part of the
-# checkpoint's identity).
-
-# qemu_on NAME PORT ARGS...: qemu-nbd --fork on 127.0.0.1:PORT; 1 if the
-# port is taken.
-qemu_on() {
-    local name=$1 port=$2
-    shift 2
-    rm -f "$T/$name.pid"
-    if ! qemu-nbd --fork -t -b 127.0.0.1 -p "$port" --shared=32 --pid-file="$T/$name.pid" "$@" \
-        >>"$T/$name.log" 2>&1 </dev/null; then
-        grep -qi "address already in use" "$T/$name.log" && return 1
-        tail -n 5 "$T/$name.log" >&2
-        fail "qemu-nbd $name did not start on port $port"
-    fi
-    _wait_pidfile "$T/$name.pid" "" "qemu-nbd $name" "$name"
-    DAEMON_PIDS+=("$(cat "$T/$name.pid")")
-}
-
-# start_server NAME KIND ARGS...: KIND nbdkit or qemu; sets PORT; the
-# arguments are kept for restart_server.
-start_server() {
-    local name=$1 kind=$2 _
-    shift 2
-    echo "$kind" >"$T/$name.kind"
-    if [[ $kind == nbdkit ]]; then
-        start_nbdkit_tcp "$name" "$@"
-        PORT=$TCP_PORT
-    else
-        : >"$T/$name.log"
-        for _ in $(seq 20); do
-            PORT=$(_free_tcp_port)
-            if qemu_on "$name" "$PORT" "$@"; then
-                echo "$PORT" >"$T/$name.tcpport"
-                printf '%s\0' "$@" >"$T/$name.tcpargs"
-                return 0
-            fi
-        done
-        fail "no free port for qemu-nbd $name"
-    fi
-}
-
-server_pid() { cat "$T/$1.pid" 2>/dev/null || true; }
-
-# kill_server NAME: SIGKILL, as a crash would; the pid leaves our lists.
-kill_server() {
-    local pid
-    pid=$(server_pid "$1")
-    [[ -n $pid ]] || return 0
-    kill -9 "$pid" 2>/dev/null || true
-    wait "$pid" 2>/dev/null || true
-    while alive "$pid"; do nap 0.01; done
-    _forget_pid "$pid"
-    rm -f "$T/$1.pid"
-}
-
-# restart_server NAME: start NAME again on its port with its arguments.
-restart_server() {
-    local name=$1 kind port args=() i
-    kind=$(cat "$T/$name.kind")
-    if [[ $kind == nbdkit ]]; then
-        restart_nbdkit_tcp "$name"
-        return 0
-    fi
-    port=$(cat "$T/$name.tcpport")
-    mapfile -d '' args <"$T/$name.tcpargs"
-    for i in $(seq 50); do
-        qemu_on "$name" "$port" "${args[@]}" && return 0
-        nap 0.1
-    done
-    fail "qemu-nbd $name could not listen again on port $port"
-}
+# Servers: servers_lib.bash (start_server, kill_server, restart_server on
+# the same port or socket path; a copy's URIs never change: they are part
+# of the checkpoint's identity).  Proxies have a pid file too.
+pid_of() { cat "$T/$1.pid" 2>/dev/null || true; }
 
 # ---------------------------------------------------------------------------
 # One copy.
@@ -327,6 +272,8 @@ draw_plan() {
         [[ $mode == silence ]] && drops=1
         plan[${side}_proxy]="--mode $mode $rule $x --drops $drops --refuse-after-drop $refuse --refuse-mode $rmode"
         plan[${side}_refuse]=$refuse
+        plan[${side}_mode]=$mode
+        plan[${side}_rest]="--drops $drops --refuse-after-drop $refuse --refuse-mode $rmode"
     done
     ((plan[silence])) && opts+=(--timeout=2)
 
@@ -361,15 +308,51 @@ draw_plan() {
 
     # Half the kills land DELAY ms after the run's first checkpoint
     # ("cDELAY"; never, if it makes none), so that the next run resumes
-    # from done ranges.  (Drawn last: the draws above are those of the
-    # plans before this was added.)
-    ((kill_after_checkpoint)) || return 0
-    local with_done=() kill
-    for kill in ${plan[kills]}; do
-        if chance 50; then kill=c$((RANDOM % (target / 2 + 1))); fi
-        with_done+=("$kill")
+    # from done ranges.  (Drawn after the rest: the draws above are those
+    # of the plans before this was added.)
+    if ((kill_after_checkpoint)); then
+        local with_done=() kill
+        for kill in ${plan[kills]}; do
+            if chance 50; then kill=c$((RANDOM % (target / 2 + 1))); fi
+            with_done+=("$kill")
+        done
+        plan[kills]="${with_done[*]}${with_done[*]:+ }"
+    fi
+    draw_transport_and_handshake
+}
+
+# draw_transport_and_handshake: drawn last (the draws before it are those
+# of the plans before it was added).  The transport of both servers: TCP,
+# a Unix socket, TLS-PSK over either; nbd-server (no PSK) as the source
+# of some copies that are not TLS; and drops while a connection
+# negotiates: a proxy's rule becomes --drop-after 0 to 3000 bytes (the NBD
+# handshake is some 300 bytes, a TLS one some 3000) from the proxy's
+# FIRST-th connection on (1 to 3: the run's first connection, or a helper
+# connection, or a reconnection's).
+draw_transport_and_handshake() {
+    local transport side hs fc mode
+    pick transport tcp tcp unix tls tls-unix
+    plan[transport]=$transport
+    if [[ $transport != tls* && ${plan[src]} == nbdkit ]] && ((plan[size] % 4096 == 0)) && chance 30; then
+        plan[src]=nbd-server
+        plan[src_threads]=""
+    fi
+    for side in src dst; do
+        plan[${side}_handshake]=0
+        [[ -n ${plan[${side}_proxy]} ]] || continue
+        mode=${plan[${side}_mode]}
+        # (A Unix socket has no RST: the proxy refuses reset there.)
+        [[ $transport == *unix && $mode == reset ]] && mode=close
+        plan[${side}_mode]=$mode
+        if chance 40; then
+            pick hs 0 18 40 60 120 300 1000 3000
+            pick fc 1 1 2 3
+            plan[${side}_proxy]="--mode $mode --drop-after $hs --first-conn $fc ${plan[${side}_rest]}"
+            plan[${side}_handshake]=1
+        else
+            plan[${side}_proxy]=${plan[${side}_proxy]/--mode reset/--mode $mode}
+        fi
     done
-    plan[kills]="${with_done[*]}${with_done[*]:+ }"
 }
 
 # TSV and table bookkeeping.
@@ -377,7 +360,7 @@ outcomes=(correct corrupt hang crash mute needless gave-up server-crash)
 declare -A count=() by_src=()
 for o in "${outcomes[@]}"; do count[$o]=0; done
 totals_kills=0 totals_src_drops=0 totals_dst_drops=0 totals_restarts=0 totals_outages=0
-totals_runs=0 totals_expected=0 totals_reconnections=0 totals_resumed=0
+totals_runs=0 totals_expected=0 totals_reconnections=0 totals_resumed=0 totals_handshake_drops=0 totals_tls_fin=0
 crashed_servers=()
 
 # A run's side events, for the promise: attempts the faults may need.
@@ -399,7 +382,7 @@ check_servers() {
     local name pid
     for name in src dst spx dpx; do
         [[ -e $T/$name.kind ]] || continue
-        pid=$(server_pid "$name")
+        pid=$(pid_of "$name")
         [[ -n $pid ]] || continue
         alive "$pid" && continue
         local what why rc=0
@@ -434,7 +417,7 @@ run_once() {
     local err=$C/run$n.err out=$C/run$n.out prog=$C/run$n.progress json=$C/run$n.json
     local hung=0 killed=0 loops=0
     if ((${#restarts[@]} > 0)); then restart=${restarts[0]}; fi
-    need=() run_excused=0 server_died=0 RUN_REFUSING=0
+    need=() run_excused=0 server_died=0 RUN_REFUSING=0 RUN_TLS_FIN=0
     local since=0 spx0=0 dpx0=0
     [[ -f $T/spx.log ]] && spx0=$(grep -c '^drop ' "$T/spx.log" || true)
     [[ -f $T/dpx.log ]] && dpx0=$(grep -c '^drop ' "$T/dpx.log" || true)
@@ -463,7 +446,7 @@ run_once() {
             if ((NOW - since >= delay)); then
                 restarts=("${restarts[@]:1}")
                 restart=${restarts[0]:-}
-                kill_server "$side"
+                if [[ -s $T/$side.pid ]]; then kill_server "$side"; fi
                 tick
                 t1=$NOW
                 nap "$down"
@@ -504,6 +487,8 @@ run_once() {
         drops=$((drops - n0))
         ((drops > 0)) || continue
         [[ ${plan[${side}_refuse]:-0} == 0 ]] || RUN_REFUSING=1
+        [[ ${plan[transport]} == tls* && ${plan[${side}_mode]} == close ]] && RUN_TLS_FIN=1
+        ((plan[${side}_handshake] == 0)) || copy_handshake_drops=$((copy_handshake_drops + drops))
         [[ $side == src ]] && copy_src_drops=$((copy_src_drops + drops))
         [[ $side == dst ]] && copy_dst_drops=$((copy_dst_drops + drops))
         refuse=${plan[${side}_refuse]:-0}
@@ -553,36 +538,35 @@ copy_one() {
     fi
 
     # Servers, then proxies.
-    rm -f "$T"/{src,dst,spx,dpx}.{kind,log,tcpargs,tcpport}
-    local threads
-    case ${plan[src]} in
-        nbdkit)
-            read -r -a threads <<<"${plan[src_threads]}"
-            start_server src nbdkit "${threads[@]}" -r file "$C/src.raw" ;;
-        qemu-raw)
-            start_server src qemu -r -f raw "$C/src.raw" ;;
+    rm -f "$T"/{src,dst,spx,dpx}.{kind,log,server,conf,sock,port}
+    local transport=${plan[transport]} threads src_kind=${plan[src]} src_file=$C/src.raw
+    case $src_kind in
         qemu-qcow2)
             qemu-img convert -f raw -O qcow2 "$C/src.raw" "$C/src.qcow2"
-            start_server src qemu -r -f qcow2 "$C/src.qcow2" ;;
+            src_file=$C/src.qcow2 ;;
     esac
-    local src_port=$PORT
-    read -r -a threads <<<"${plan[dst_threads]}"
-    start_server dst nbdkit "${threads[@]}" --filter=cache file "$C/dst.img" cache=writeback
-    local dst_port=$PORT
+    threads=1
+    [[ ${plan[src_threads]} == "-t 1" ]] || threads=default
+    start_server src "$src_kind" "$transport" "$src_file" ro "$threads"
+    echo "$src_kind" >"$T/src.kind"
+    threads=1
+    [[ ${plan[dst_threads]} == "-t 1" ]] || threads=default
+    start_server dst nbdkit-writeback "$transport" "$C/dst.img" rw "$threads"
+    echo nbdkit >"$T/dst.kind"
     local popts=()
-    src_uri=nbd://127.0.0.1:$src_port/
-    dst_uri=nbd://127.0.0.1:$dst_port/
+    src_uri=$(server_uri src)
+    dst_uri=$(server_uri dst)
     if [[ -n ${plan[src_proxy]} ]]; then
         read -r -a popts <<<"${plan[src_proxy]}"
-        start_drop_proxy spx "$src_port" --lifetime 900 "${popts[@]}"
+        start_proxy_for spx src --lifetime 900 "${popts[@]}"
         echo proxy >"$T/spx.kind"
-        src_uri=nbd://127.0.0.1:$PROXY_PORT/
+        src_uri=$PROXY_URI
     fi
     if [[ -n ${plan[dst_proxy]} ]]; then
         read -r -a popts <<<"${plan[dst_proxy]}"
-        start_drop_proxy dpx "$dst_port" --lifetime 900 "${popts[@]}"
+        start_proxy_for dpx dst --lifetime 900 "${popts[@]}"
         echo proxy >"$T/dpx.kind"
-        dst_uri=nbd://127.0.0.1:$PROXY_PORT/
+        dst_uri=$PROXY_URI
     fi
 
     read -r -a copy_opts <<<"${plan[opts]}"
@@ -591,6 +575,7 @@ copy_one() {
     read -r -a restarts <<<"${plan[restarts]}"
     copy_kills=0 copy_src_drops=0 copy_dst_drops=0 copy_restarts=0 copy_outages=0
     copy_reconnections=0 copy_excused=0 copy_events="" copy_crashes=() copy_resumed=0
+    copy_handshake_drops=0 copy_tls_fin=0
     local outcome="" statuses="" message="" run=0 start=$SECONDS expected=0 failures=""
     local -A seen=()
     while :; do
@@ -613,7 +598,13 @@ copy_one() {
                 ((${need[$side]:-0} <= plan[retry])) || beyond=1
             done
             ((run_excused)) && beyond=1
-            if ((server_died)) ||
+            # A FIN in the middle of a TLS handshake reads as a server that
+            # lacks our key (docs/reliability.md): the run's first
+            # connection fails at once, saying both.
+            local tls_fin=0
+            ((RUN_TLS_FIN)) && [[ $line == *"the server hung up during the handshake"* ]] && tls_fin=1
+            ((tls_fin)) && copy_tls_fin=$((copy_tls_fin + 1))
+            if ((server_died || tls_fin)) ||
                 { ((beyond)) && [[ $line == *"could not be re-established"* ]]; }; then
                 expected=$((expected + 1))
                 failures+="run $run (expected): $line; "
@@ -667,11 +658,12 @@ copy_one() {
     rm -f "$T"/{src,dst,spx,dpx}.kind
 
     local faults="kills=${plan[kills]// /,} restarts=${plan[restarts]// /,}"
-    faults+=" src-proxy=[${plan[src_proxy]}] dst-proxy=[${plan[dst_proxy]}]"
+    faults+=" transport=${plan[transport]} src-proxy=[${plan[src_proxy]}] dst-proxy=[${plan[dst_proxy]}]"
     faults+=" retry=${plan[retry]} outage=${plan[outage]} checkpoint-seconds=${plan[checkpoint_seconds]}"
     local events="kills=$copy_kills src-drops=$copy_src_drops dst-drops=$copy_dst_drops"
+    events+=" handshake-rule-drops=$copy_handshake_drops"
     events+=" ${copy_events}reconnections=$copy_reconnections resumed-runs=$copy_resumed"
-    events+=" expected-failures=$expected end=$end"
+    events+=" expected-failures=$expected tls-fin-failures=$copy_tls_fin end=$end"
     local source="${plan[src]}${plan[src_threads]:+ ${plan[src_threads]}} size=$size"
     ((plan[garbage] == 0)) || source+=" dst-garbage"
     source+=" dst=nbdkit${plan[dst_threads]:+ ${plan[dst_threads]}}"
@@ -696,6 +688,8 @@ copy_one() {
     totals_expected=$((totals_expected + expected))
     totals_reconnections=$((totals_reconnections + copy_reconnections))
     totals_resumed=$((totals_resumed + copy_resumed))
+    totals_handshake_drops=$((totals_handshake_drops + copy_handshake_drops))
+    totals_tls_fin=$((totals_tls_fin + copy_tls_fin))
 }
 
 # Everything below is one function, read whole before it runs: the script
@@ -716,6 +710,7 @@ main() {
         count[$COPY_OUTCOME]=$((count[$COPY_OUTCOME] + 1))
         by_src["${plan[src]} $COPY_OUTCOME"]=$((${by_src["${plan[src]} $COPY_OUTCOME"]:-0} + 1))
         by_src["${plan[engine]} $COPY_OUTCOME"]=$((${by_src["${plan[engine]} $COPY_OUTCOME"]:-0} + 1))
+        by_src["${plan[transport]} $COPY_OUTCOME"]=$((${by_src["${plan[transport]} $COPY_OUTCOME"]:-0} + 1))
         msg "copy $i/${#seeds[@]} (seed $s): $COPY_OUTCOME, $((SECONDS - wall)) s"
     done
     wall=$((SECONDS - wall))
@@ -723,7 +718,7 @@ main() {
     echo "| source, engine | copies | correct | corrupt | hang | crash | mute | needless | gave-up | server-crash |"
     echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
     local src total cells n o what bad
-    for src in nbdkit qemu-raw qemu-qcow2 default -C1 sync; do
+    for src in nbdkit qemu-raw qemu-qcow2 nbd-server default -C1 sync tcp unix tls tls-unix; do
         total=0 cells=""
         for o in "${outcomes[@]}"; do
             n=${by_src["$src $o"]:-0}
@@ -731,6 +726,7 @@ main() {
             cells+=" | $n"
         done
         case $src in
+            tcp | unix | tls | tls-unix) src="transport: $src" ;;
             default) src="engine: default (multi-conn)" ;;
             -C1) src="engine: -C 1" ;;
             sync) src="engine: --synchronous" ;;
@@ -741,10 +737,12 @@ main() {
     for o in "${outcomes[@]}"; do cells+=" | **${count[$o]}**"; done
     echo "| **all** | **$i**$cells |"
     echo
-    echo "Runs: $totals_runs; SIGKILLs: $totals_kills; drops: $totals_src_drops source, $totals_dst_drops destination;"
+    echo "Runs: $totals_runs; SIGKILLs: $totals_kills; drops: $totals_src_drops source, $totals_dst_drops destination"
+    echo "($totals_handshake_drops of them by the handshake rule: --drop-after 0 to 3000 bytes);"
     echo "server restarts: $totals_restarts ($totals_outages longer than the retries); reconnections (--json of the runs that ended): $totals_reconnections;"
     echo "runs that ended (not killed) after resuming from done ranges: $totals_resumed;"
-    echo "failed runs that were expected (an outage, a server crash, more than --retry could carry): $totals_expected."
+    echo "failed runs that were expected (an outage, a server crash, more than --retry could carry,"
+    echo "a FIN in the first connection's TLS handshake): $totals_expected ($totals_tls_fin of them the TLS FIN)."
     if ((${#crashed_servers[@]} > 0)); then
         echo "Servers that died on their own: $(printf '%s\n' "${crashed_servers[@]}" | sort | uniq -c | awk '{printf "%s%s x%s", (NR>1?", ":""), $2, $1}')."
     fi

@@ -4,9 +4,11 @@
 # of 4 to 6 MiB (a run without faults takes at most 1.2 s) with
 # --checkpoint and --retry, SIGKILLed at random moments, their connections
 # dropped at random (drop_proxy.py in front of the source, the destination
-# or both), their servers (nbdkit file, qemu-nbd raw and qcow2; nbdkit
-# behind a writeback cache as the destination) killed and restarted on
-# the same port, each rerun with the same command until it finishes.
+# or both, some while they negotiate), their servers (nbdkit file,
+# qemu-nbd raw and qcow2, nbd-server; nbdkit behind a writeback cache as
+# the destination; over TCP, a Unix socket or TLS-PSK) killed and
+# restarted on the same address, each rerun with the same command until it
+# finishes.
 # Every copy must end identical to the source: any corrupt, hung, crashed,
 # mute or needlessly failed copy, or one that never finished, fails the
 # test with its TSV line (the last column replays it).  A server that

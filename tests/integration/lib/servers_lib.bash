@@ -15,8 +15,9 @@
 #   qemu-qcow2        qemu-nbd -t --shared=0 -f qcow2 (multi-conn; a qcow2
 #                     destination keeps its metadata in memory until a
 #                     flush: a SIGKILL loses what was not flushed)
-#   nbdkit            nbdkit -t 1 file (-t 1: nbdkit 1.32.5 aborts now and
-#                     then with several threads when a connection drops:
+#   nbdkit            nbdkit -t 1 file (-t 1 unless start_server says
+#                     otherwise: nbdkit 1.32.5 aborts now and then with
+#                     several threads when a connection drops:
 #                     raw_send_socket "Assertion `sock >= 0' failed")
 #   nbdkit-writeback  nbdkit -t 1 --filter=cache file cache=writeback: the
 #                     writes it acknowledged stay in its cache (a temporary
@@ -130,7 +131,7 @@ server_pid() {
 # (a TCP server whose port someone else took meanwhile); fails the test
 # for any other failure to start.
 _server_launch() {
-    local name=$1 kind transport file mode addr args=() pid
+    local name=$1 kind transport file mode addr args=() pid threads
     kind=$(_server_field "$name" kind)
     transport=$(_server_field "$name" transport)
     file=$(_server_field "$name" file)
@@ -161,7 +162,9 @@ _server_launch() {
         disown "$pid" # no "Killed" notice from bash when kill_server kills it
         ;;
     nbdkit | nbdkit-writeback)
-        args=(-f --exit-with-parent -t 1 -P "$pidf")
+        args=(-f --exit-with-parent -P "$pidf")
+        threads=$(_server_field "$name" threads)
+        [[ $threads == default ]] || args+=(-t "${threads:-1}")
         [[ $mode == ro ]] && args+=(-r)
         case $transport in
         tcp | tls) args+=(-i 127.0.0.1 -p "$addr") ;;
@@ -242,11 +245,12 @@ _server_kill_pid() {
     _stop_pid KILL "$target" "$2"
 }
 
-# start_server NAME KIND TRANSPORT FILE ro|rw: start a server (see the
-# top) of FILE, read-only (a source) or writable (a destination); sets
-# SERVER_URI (its URI), SERVER_ADDR (its port or socket path).
+# start_server NAME KIND TRANSPORT FILE ro|rw [THREADS]: start a server
+# (see the top) of FILE, read-only (a source) or writable (a destination);
+# sets SERVER_URI (its URI), SERVER_ADDR (its port or socket path).
+# THREADS: nbdkit's -t (1 unless given; "default" for nbdkit's own).
 start_server() {
-    local name=$1 kind=$2 transport=$3 file=$4 mode=$5 port _
+    local name=$1 kind=$2 transport=$3 file=$4 mode=$5 threads=${6:-1} port _
     case $kind in
     qemu-*) require_cmd qemu-nbd ;;
     nbdkit*) require_cmd nbdkit ;;
@@ -262,8 +266,8 @@ start_server() {
         port=
         [[ $transport == tcp || $transport == tls ]] &&
             { port=$(_free_tcp_port) || fail "could not find a free TCP port"; }
-        printf 'kind=%s\ntransport=%s\nfile=%s\nmode=%s\nport=%s\n' \
-            "$kind" "$transport" "$file" "$mode" "$port" >"$T/$name.server"
+        printf 'kind=%s\ntransport=%s\nfile=%s\nmode=%s\nport=%s\nthreads=%s\n' \
+            "$kind" "$transport" "$file" "$mode" "$port" "$threads" >"$T/$name.server"
         if _server_launch "$name"; then
             SERVER_ADDR=$(_server_address "$name")
             SERVER_URI=$(server_uri "$name")
