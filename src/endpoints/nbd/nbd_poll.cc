@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "endpoints/nbd/nbd_endpoint.h"
+#include "endpoints/nbd/nbd_poll_events.h"
 #include "nbdcopy/cancel.h"
 
 namespace nbdcopy {
@@ -63,11 +64,15 @@ PollInterest NbdEndpoint::poll_interest() const {
 void NbdEndpoint::OnPollEvents(short revents) {
   nbd_handle* h = handle_.get();
   int rc = 0;
-  // A hang-up or error is reported by the read side of the state machine.
-  if (revents & (POLLIN | POLLHUP | POLLERR)) {
-    rc = nbd_aio_notify_read(h);
-  } else if (revents & POLLOUT) {
-    rc = nbd_aio_notify_write(h);
+  switch (NoticeFor(revents, nbd_aio_get_direction(h))) {
+    case PollNotice::kRead:
+      rc = nbd_aio_notify_read(h);
+      break;
+    case PollNotice::kWrite:
+      rc = nbd_aio_notify_write(h);
+      break;
+    case PollNotice::kNone:
+      break;
   }
   if (revents != 0) {
     last_heard_ = Clock::now();
@@ -75,6 +80,9 @@ void NbdEndpoint::OnPollEvents(short revents) {
     Abandon();
   }
   if (rc == -1 && connection_error_.empty()) connection_error_ = LibnbdError();
+  // A notification libnbd refused leaves the handle as it was, and poll(2)
+  // would report the same again at once: end the connection instead.
+  if (rc == -1 && nbd_aio_is_dead(h) != 1 && nbd_aio_is_closed(h) != 1) HangUp();
   ExplainAborted();
   Recover();
 }
