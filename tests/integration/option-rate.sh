@@ -1,12 +1,17 @@
 #!/usr/bin/env bash
 # --rate=BYTES caps the bytes read from the source per second, and the copy
-# goes at about that rate, neither faster nor much slower: measured where
-# the reads arrive (nbdkit's log filter timestamps each one), the reads of
-# a known amount are spread over at least about amount / rate (a cap that
-# lets them through faster, or a binary that idles and then copies
-# uncapped, fails) and at most 4 x that (a cap far below what was asked
-# fails), in both engines; from a stream, where no server sees the reads,
-# the whole copy takes at least amount / rate. The copies are identical.
+# goes at about that rate, neither faster nor much slower: a copy of a
+# known amount takes at least about amount / rate from the start of the
+# process to its end (a cap that lets reads through faster fails; a busy
+# machine only makes it longer), and, measured where the reads arrive
+# (nbdkit's log filter timestamps each one), the reads are spread over
+# more than half of that (a binary that idles and then copies uncapped
+# fails) and at most 4 x that (a cap far below what was asked fails), in
+# both engines; from a stream, where no server sees the reads, the whole
+# copy is timed. The copies are identical.
+# (The span of the reads alone is no lower bound: the limiter's schedule
+# starts with the copy, and a first read that a busy machine delays lets
+# the next ones catch up with it: 1636 ms where 1650 were expected, once.)
 # -v shows the cap; bad values are refused with their reason.
 source "$(dirname "$0")/lib/lib.sh"
 
@@ -30,16 +35,19 @@ read_span_ms() {
 # The slowest a cap of 4 MiB/s may be: 4 x the 2 s it takes (the machine is
 # shared and noisy; a cap that halved the rate still fails).
 max_ms=8000
+# The reads of a binary that waits out the time and then copies at full
+# speed arrive within a few milliseconds.
+min_span_ms=$((min_ms / 2))
 
 rate_copy() { # WHAT ARGS...: a copy from the logged source, its reads' span checked
     local what=$1 span
     shift
     stop_server src
     start_nbdkit src -r --filter=log file "$T/src.img" logfile="$T/src-$what.log"
-    run_copy "$@"
+    timed_copy "$what" "$@"
     span=$(read_span_ms "$T/src-$what.log")
     msg "$what: the reads arrived over $span ms"
-    ((span >= min_ms)) || fail "$what: the reads arrived over $span ms: faster than --rate=$rate allows ($min_ms ms)"
+    ((span >= min_span_ms)) || fail "$what: the reads arrived over $span ms: in a burst, not spread by --rate=$rate (at least $min_span_ms ms)"
     ((span <= max_ms)) || fail "$what: the reads arrived over $span ms: slower than 4 x what --rate=$rate allows ($max_ms ms)"
 }
 
