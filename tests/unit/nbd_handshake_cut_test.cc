@@ -33,7 +33,20 @@ TEST(HandshakeCutTest, RefusedUnknownOrMissingIsNoCut) {
   EXPECT_FALSE(IsHandshakeCut(false, "nbd_aio_connect_uri: connect: No such file or directory"));
   EXPECT_FALSE(IsHandshakeCut(false, "nbd_aio_connect_uri: getaddrinfo: hostname \"x.invalid\" "
                                      "port \"10809\": Name or service not known"));
-  EXPECT_FALSE(IsHandshakeCut(false, "connect: Connection reset by peer"));
+}
+
+// A RST after TCP's own handshake, before libnbd saw the connection open:
+// connect() reports it (the soak's proxy reset a connection 18 bytes in).
+TEST(HandshakeCutTest, AResetMetByConnectIsACut) {
+  EXPECT_TRUE(IsHandshakeCut(false, "nbd_aio_connect_uri: connect: 127.0.0.1:41507: could not "
+                                    "connect to remote host: Connection reset by peer"));
+}
+
+// gnutls gave up on a silent server in its handshake (the soak: a proxy
+// that fell silent 300 bytes into a TLS connection).
+TEST(HandshakeCutTest, SilenceInTheTlsHandshakeIsACut) {
+  EXPECT_TRUE(IsHandshakeCut(
+      true, "nbd_aio_notify_read: gnutls_handshake: The operation timed out (-1/1)"));
 }
 
 TEST(HandshakeCutTest, TheServersAnswersAreNoCut) {

@@ -104,5 +104,12 @@ TEST(NbdTlsTest, AHandshakeTheServerEndedIsAKeyOrACut) {
       "TLS failed: does the server have the same key for this user as /k.psk? (" + decrypt + ")");
 }
 
+// A server silent in the TLS handshake lacks nothing: no guess at the key.
+TEST(NbdTlsTest, ASilentHandshakeIsNoKeyProblem) {
+  UriTls psk = ParseOk("nbds://alice@h/?tls-psk-file=/k.psk");
+  const std::string silent = "nbd_aio_notify_read: gnutls_handshake: The operation timed out (-1/1)";
+  EXPECT_EQ(ExplainConnectFailure(psk, silent), silent);
+}
+
 }  // namespace
 }  // namespace nbdcopy

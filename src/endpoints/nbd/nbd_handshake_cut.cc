@@ -14,14 +14,17 @@ namespace {
 constexpr std::string_view kCutWords[] = {
     "server disconnected unexpectedly",  // libnbd: recv() returned 0
     "server closed socket unexpectedly",
-    "recv: Connection reset by peer",
-    "send: Connection reset by peer",
+    // A reset met by recv, send, or by connect() itself: there it is the
+    // socket's error after the handshake of TCP completed (a refusal is
+    // ECONNREFUSED), read by libnbd before it saw the connection open.
+    "Connection reset by peer",
     "send: Broken pipe",
     "recv: Connection timed out",  // TCP keepalive or retransmissions gave up
     "send: Connection timed out",
     "non-properly terminated",      // gnutls: the end of the stream under TLS
     "Error in the pull function",   // gnutls: recv() failed under TLS
     "Error in the push function",   // gnutls: send() failed under TLS
+    "The operation timed out",      // gnutls: silence in its handshake
     "the server closed the connection",
 };
 

@@ -3,9 +3,10 @@
 // failed for a reason another attempt cannot change (it fails at once).
 //
 // Cut: the server accepted the connection, then it was closed (a FIN: the
-// end of the stream in the middle of a reply), reset (a RST: the recv or
-// send that met it; under TLS, gnutls's pull or push error or its
-// "non-properly terminated"), or it fell silent past --timeout. A TLS
+// end of the stream in the middle of a reply), reset (a RST: the recv,
+// send or connect that met it; under TLS, gnutls's pull or push error or
+// its "non-properly terminated"), or it fell silent past --timeout (or
+// gnutls's own handshake timeout ran out). A TLS
 // handshake the server ends with a FIN reads the same whether it lacks our
 // key or the connection was cut just then: it is taken for the key (it
 // fails at once, and the message says both).

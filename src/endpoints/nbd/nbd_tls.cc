@@ -127,8 +127,10 @@ std::string ExplainConnectFailure(const UriTls& tls, const std::string& libnbd_m
               (tls.certificates ? "tls-certificates=" + *tls.certificates
                                 : std::string("the system's trust store")) +
               ", or not issued for " + (tls.host.empty() ? std::string("this host") : tls.host);
-  } else if (credentials_worked) {
-    // The same key or certificate worked: a failure now is the connection's.
+  } else if (credentials_worked || Contains(libnbd_message, "timed out")) {
+    // The same key or certificate worked, or the server fell silent: a
+    // failure now is the connection's. (A reset is not so clear: a server
+    // that wants a client certificate resets the connection too.)
   } else if (Contains(libnbd_message, "non-properly terminated") && tls.psk_file) {
     reading =
         "TLS failed: the server hung up during the handshake: does the server have the "
