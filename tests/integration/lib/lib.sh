@@ -19,6 +19,12 @@ TEST_LIB=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # Unix socket paths are limited to ~107 bytes, so keep the directory short
 # and under /tmp whatever $TMPDIR says.
 T=$(mktemp -d /tmp/nbdcp.XXXXXX)
+# Every process this test starts inherits this mark, daemons included: a
+# pid is signalled only while it still carries it (_ours). Pids wrap in
+# minutes here (pid_max 32768, suites side by side): a server that died
+# on its own leaves a pid that another test's proxy may hold next, and a
+# clean-up that killed it by number stopped that proxy mid-copy.
+export NBDCOPY_TEST_OWNER=$T
 
 PIDS=()        # children started by us (nbdkit -f ... &)
 DAEMON_PIDS=() # daemons that are not our children (qemu-nbd --fork)
@@ -50,12 +56,24 @@ _alive() {
     [[ -n $stat && ${stat:0:1} != Z ]]
 }
 
+# _ours PID: PID is a process this test started (it carries our mark).
+# (No fork: the clean-up runs it for every pid.)
+_ours() {
+    local env=() e
+    [[ -n $1 ]] || return 1
+    mapfile -d '' env 2>/dev/null <"/proc/$1/environ" || return 1
+    for e in "${env[@]}"; do
+        [[ $e == "NBDCOPY_TEST_OWNER=$T" ]] && return 0
+    done
+    return 1
+}
+
 # Stop every server we started and detach every loop device we attached.
 release_resources() {
     local - pid i dev
     set +e
     for pid in "${PIDS[@]}" "${DAEMON_PIDS[@]}"; do
-        kill "$pid" 2>/dev/null
+        _ours "$pid" && kill "$pid" 2>/dev/null
     done
     for pid in "${PIDS[@]}"; do
         wait "$pid" 2>/dev/null
@@ -65,7 +83,7 @@ release_resources() {
             _alive "$pid" || break
             sleep 0.1
         done
-        kill -9 "$pid" 2>/dev/null
+        _ours "$pid" && kill -9 "$pid" 2>/dev/null
     done
     for dev in "${MOUNTS[@]}"; do
         umount "$dev" 2>/dev/null || umount -l "$dev" 2>/dev/null
@@ -239,7 +257,7 @@ _forget_pid() {
 # _stop_pid SIGNAL TARGET PID: send SIGNAL to TARGET (PID, or -PID for its
 # process group), wait (5 s at most) until PID is gone, and forget it.
 _stop_pid() {
-    kill -"$1" -- "$2" 2>/dev/null || true
+    _ours "$3" && kill -"$1" -- "$2" 2>/dev/null
     _wait_ready "" _gone "$3" || true
     wait "$3" 2>/dev/null || true
     _forget_pid "$3"

@@ -285,7 +285,10 @@ start_server() {
 # stops the daemon itself with SIGTERM).
 _server_at_exit() {
     [[ $(_server_field "$1" kind) == nbd-server && -s $T/$1.pid ]] || return 0
-    kill -9 -- "-$(cat "$T/$1.pid")" 2>/dev/null || true
+    local pid
+    pid=$(cat "$T/$1.pid")
+    _ours "$pid" && kill -9 -- "-$pid" 2>/dev/null
+    return 0
 }
 
 # kill_server NAME: SIGKILL server NAME (all of it) and wait until it is
