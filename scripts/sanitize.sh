@@ -50,7 +50,9 @@ for mode in "${modes[@]}"; do
   esac
   echo "sanitize: building build-$mode"
   launcher=()
-  command -v ccache >/dev/null 2>&1 && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+  # (As scripts/setup.sh: paths relative to the checkout, for fresh clones.)
+  command -v ccache >/dev/null 2>&1 &&
+    launcher=("-DCMAKE_CXX_COMPILER_LAUNCHER=env;CCACHE_BASEDIR=$PWD;CCACHE_NOHASHDIR=1;ccache")
   cmake --preset "$mode" "${launcher[@]}" >/dev/null
   cmake --build --preset "$mode"
   # The randomized soak (label soak) runs in the plain build only: see
