@@ -8,6 +8,7 @@
 #include <bit>
 #include <cerrno>
 #include <cstdio>
+#include <optional>
 #include <string_view>
 
 #include "endpoints/nbd/nbd_command_end.h"
@@ -142,7 +143,7 @@ Status NbdEndpoint::ConnectOnce() {
   handle_ = std::move(handle).value();  // closes the dead one
   connection_error_.clear();
   accepted_ = false;
-  if (started == -1 || !FinishConnecting()) {
+  if (started == -1 || !FinishConnecting(tls->tls)) {
     std::string why = started == -1                ? start_error
                       : connection_error_.empty() ? LibnbdError()
                                                   : connection_error_;
@@ -206,9 +207,16 @@ Status NbdEndpoint::ReadCapabilities(EndpointInfo* out) {
   return Status::Ok();
 }
 
-bool NbdEndpoint::FinishConnecting() {
+bool NbdEndpoint::FinishConnecting(bool tls) {
   last_heard_ = Clock::now();
   accepted_ = false;
+  std::optional<NotifyWatchdog> watchdog;
+  if (tls && timeout_ > 0) watchdog.emplace(std::chrono::seconds(timeout_));
+  watchdog_ = watchdog ? &*watchdog : nullptr;
+  struct Unwatch {
+    NotifyWatchdog*& watchdog;
+    ~Unwatch() { watchdog = nullptr; }
+  } unwatch{watchdog_};
   while (nbd_aio_is_connecting(handle_.get()) == 1 || nbd_aio_is_negotiating(handle_.get()) == 1) {
     // (nbd_aio_is_connecting covers the whole handshake; the state's name
     // tells connect() from what follows it.)

@@ -54,6 +54,7 @@
 #include <vector>
 
 #include "endpoints/endpoint_spec.h"
+#include "endpoints/nbd/nbd_notify_watchdog.h"
 #include "endpoints/nbd/nbd_read_coverage.h"
 #include "endpoints/reconnect_notices.h"
 #include "nbdcopy/endpoint.h"
@@ -141,8 +142,9 @@ class NbdEndpoint : public Endpoint {
         reference_(std::move(reference)),
         handle_(std::move(handle)) {}
   // Drives the handshake that nbd_aio_connect* began; false if it failed
-  // (connection_error_ or libnbd's last error says why).
-  [[nodiscard]] bool FinishConnecting();
+  // (connection_error_ or libnbd's last error says why). tls: an nbds URI
+  // (its handshake is watched: nbd_notify_watchdog.h).
+  [[nodiscard]] bool FinishConnecting(bool tls);
   // After the handshake: fills *info from what the server offers; fails
   // for an export size libnbd cannot report, and for a dirty bitmap the
   // server does not offer.
@@ -179,6 +181,8 @@ class NbdEndpoint : public Endpoint {
   // Waits for the connection once (at most until the silence limit);
   // false once the connection is dead.
   [[nodiscard]] bool PollOnce();
+  // "the server sent nothing for N seconds (see --timeout)"
+  std::string SilenceWords() const;
   // Whether the server owes us something: a handshake step or a reply.
   bool Waiting() const;
   int MillisecondsLeft() const;
@@ -234,6 +238,7 @@ class NbdEndpoint : public Endpoint {
   std::vector<std::unique_ptr<Command>> commands_;  // owns every Command
   std::vector<Command*> free_commands_;
   Clock::time_point last_heard_;  // the last sign of life from the server
+  NotifyWatchdog* watchdog_ = nullptr;  // FinishConnecting's, under TLS
   std::string connection_error_;  // why the connection died, once it has
   bool disconnecting_ = false;    // waiting for the server to hang up
   struct Aborted {

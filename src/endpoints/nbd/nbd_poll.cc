@@ -64,7 +64,9 @@ PollInterest NbdEndpoint::poll_interest() const {
 void NbdEndpoint::OnPollEvents(short revents) {
   nbd_handle* h = handle_.get();
   int rc = 0;
-  switch (NoticeFor(revents, nbd_aio_get_direction(h))) {
+  const PollNotice notice = NoticeFor(revents, nbd_aio_get_direction(h));
+  if (watchdog_ && notice != PollNotice::kNone) watchdog_->Begin(nbd_aio_get_fd(h));
+  switch (notice) {
     case PollNotice::kRead:
       rc = nbd_aio_notify_read(h);
       break;
@@ -73,6 +75,11 @@ void NbdEndpoint::OnPollEvents(short revents) {
       break;
     case PollNotice::kNone:
       break;
+  }
+  // Silent past --timeout inside the call itself (a TLS handshake): the
+  // watchdog ended it, and the silence is why.
+  if (watchdog_ && notice != PollNotice::kNone && watchdog_->End()) {
+    connection_error_ = SilenceWords();
   }
   if (revents != 0) {
     last_heard_ = Clock::now();
@@ -87,11 +94,15 @@ void NbdEndpoint::OnPollEvents(short revents) {
   Recover();
 }
 
+std::string NbdEndpoint::SilenceWords() const {
+  return fmt::format("the server sent nothing for {} second{} (see --timeout)", timeout_,
+                     timeout_ == 1 ? "" : "s");
+}
+
 void NbdEndpoint::Abandon() {
   connection_error_ = disconnecting_
                           ? std::string("the server did not hang up after the disconnect")
-                          : fmt::format("the server sent nothing for {} second{} (see --timeout)",
-                                        timeout_, timeout_ == 1 ? "" : "s");
+                          : SilenceWords();
   HangUp();
 }
 
