@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 
+#include "base/shell_word.h"
 #include "cli/long_option_names.h"
 
 namespace nbdcopy {
@@ -100,17 +101,6 @@ Result<std::vector<std::string>> OperandWords(const std::vector<std::string>& le
     }
   }
   return words;
-}
-
-// A word as a shell reads it back: bare when it is safe, else in '...'.
-std::string ShellWord(const std::string& word) {
-  static constexpr const char* kSafe =
-      "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-+=/.,:@%";
-  if (word == "[" || word == "]") return word;
-  if (!word.empty() && word.find_first_not_of(kSafe) == std::string::npos) return word;
-  std::string quoted = "'";
-  for (char c : word) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return quoted + "'";
 }
 
 // An unknown option that is a word of a "[ CMD ARGS ]" written without the

@@ -4,12 +4,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <algorithm>
-#include <cctype>
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
 
+#include "base/shell_word.h"
 #include "base/unique_fd.h"
 
 namespace nbdcopy {
@@ -40,18 +39,6 @@ constexpr Magic kMagics[] = {
 bool HasAt(std::span<const std::byte> head, size_t offset, std::string_view bytes) {
   return head.size() >= offset + bytes.size() &&
          std::memcmp(head.data() + offset, bytes.data(), bytes.size()) == 0;
-}
-
-// A word as a POSIX shell reads it back: as it is when it is only safe
-// characters, else in single quotes.
-std::string ShellWord(const std::string& word) {
-  const bool safe = !word.empty() && std::all_of(word.begin(), word.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || std::strchr("_./:@%+=,-", c) != nullptr;
-  });
-  if (safe) return word;
-  std::string quoted = "'";
-  for (char c : word) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return quoted + "'";
 }
 
 }  // namespace
