@@ -49,7 +49,8 @@ std::optional<uint64_t> ReferenceSize(const std::string& text) {
   }
   if (i == 0) return std::nullopt;
   std::string suffix;
-  for (; i < text.size(); ++i) suffix += static_cast<char>(std::tolower(static_cast<unsigned char>(text[i])));
+  for (; i < text.size(); ++i)
+    suffix += static_cast<char>(std::tolower(static_cast<unsigned char>(text[i])));
   int shift;
   if (suffix.empty() || suffix == "b") {
     shift = 0;
@@ -86,7 +87,8 @@ void CheckOperand(const std::vector<std::string>& words, Role role) {
   Result<EndpointSpec> spec = ClassifyEndpoint(words, role);
   if (words.front() != "[") {
     FUZZ_CHECK(words.size() == 1, "a plain operand of %zu words", words.size());
-    if (spec.ok()) FUZZ_CHECK(spec->kind != EndpointKind::kCommand, "'%s' read as a command", words[0].c_str());
+    if (spec.ok())
+      FUZZ_CHECK(spec->kind != EndpointKind::kCommand, "'%s' read as a command", words[0].c_str());
     return;
   }
   FUZZ_CHECK(words.size() >= 2 && words.back() == "]", "unbalanced brackets in an operand");

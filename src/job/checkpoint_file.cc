@@ -186,9 +186,12 @@ Status Parser::Comment(size_t number, std::string_view text) {
   if (!unescaped) {
     return LineError(number, name + ": a backslash that starts no escape (\\\\ \\n \\r \\t \\xHH)");
   }
-  std::string* fields[] = {&identity_.source,           &identity_.source_file,
-                           &identity_.destination,      &identity_.destination_file,
-                           nullptr,                     &identity_.settings,
+  std::string* fields[] = {&identity_.source,
+                           &identity_.source_file,
+                           &identity_.destination,
+                           &identity_.destination_file,
+                           nullptr,
+                           &identity_.settings,
                            &identity_.fingerprint};
   *fields[key] = std::move(*unescaped);
   return Status::Ok();

@@ -26,9 +26,9 @@ struct Magic {
 using namespace std::string_view_literals;
 
 constexpr Magic kMagics[] = {
-    {"qcow2", 0, "QFI\xfb"sv},  // qcow2 and qcow (version 1): told apart below
-    {"vmdk", 0, "KDMV"sv},      // VMDK 4 sparse extent
-    {"vmdk", 0, "COWD"sv},      // VMDK 3 (ESX) sparse extent
+    {"qcow2", 0, "QFI\xfb"sv},               // qcow2 and qcow (version 1): told apart below
+    {"vmdk", 0, "KDMV"sv},                   // VMDK 4 sparse extent
+    {"vmdk", 0, "COWD"sv},                   // VMDK 3 (ESX) sparse extent
     {"vmdk", 0, "# Disk DescriptorFile"sv},  // the text descriptor of a vmdk
     {"vhdx", 0, "vhdxfile"sv},
     {"vdi", 0x40, "\x7f\x10\xda\xbe"sv},  // 0xbeda107f, little-endian

@@ -199,8 +199,9 @@ TEST_F(CheckpointRunTest, AnOlderFileNamingTheSourceAsTypedResumesUnderAnySpelli
   auto run = FromFile("./a.raw");
   ASSERT_TRUE(run.ok());
   ASSERT_TRUE((*run)->Finish().ok());
-  EXPECT_NE(files.files.at(kMap).find("# nbdcopy-source: ./a.raw\n# nbdcopy-source-file: /w/a.raw\n"),
-            std::string::npos);
+  EXPECT_NE(
+      files.files.at(kMap).find("# nbdcopy-source: ./a.raw\n# nbdcopy-source-file: /w/a.raw\n"),
+      std::string::npos);
 }
 
 TEST_F(CheckpointRunTest, LoadRefusesStreamsNullAndFilesItCannotUse) {

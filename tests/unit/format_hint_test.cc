@@ -44,9 +44,7 @@ TEST(FormatHintTest, VdiBySignatureAtOffset0x40) {
   EXPECT_EQ(Format(Head("\x7f\x10\xda\xbe")), "(none)");  // at 0: not the signature
 }
 
-TEST(FormatHintTest, VpcByTheFootersCopyAtTheStart) {
-  EXPECT_EQ(Format(Head("conectix")), "vpc");
-}
+TEST(FormatHintTest, VpcByTheFootersCopyAtTheStart) { EXPECT_EQ(Format(Head("conectix")), "vpc"); }
 
 TEST(FormatHintTest, Qed) {
   EXPECT_EQ(Format(Head(std::string("QED\0", 4))), "qed");

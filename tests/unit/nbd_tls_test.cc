@@ -107,7 +107,8 @@ TEST(NbdTlsTest, AHandshakeTheServerEndedIsAKeyOrACut) {
 // A server silent in the TLS handshake lacks nothing: no guess at the key.
 TEST(NbdTlsTest, ASilentHandshakeIsNoKeyProblem) {
   UriTls psk = ParseOk("nbds://alice@h/?tls-psk-file=/k.psk");
-  const std::string silent = "nbd_aio_notify_read: gnutls_handshake: The operation timed out (-1/1)";
+  const std::string silent =
+      "nbd_aio_notify_read: gnutls_handshake: The operation timed out (-1/1)";
   EXPECT_EQ(ExplainConnectFailure(psk, silent), silent);
 }
 

@@ -54,11 +54,12 @@ std::string CommandEnd(const std::vector<std::string>& argv, pid_t pid) {
     if (waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) == -1) return "";
     if (info.si_pid == pid) {
       if (info.si_code == CLD_EXITED) {
-        return fmt::format("{} exited with status {} before its NBD handshake ended", command, info.si_status);
+        return fmt::format("{} exited with status {} before its NBD handshake ended", command,
+                           info.si_status);
       }
       const char* name = sigabbrev_np(info.si_status);
-      return fmt::format("{} was killed by signal {} (SIG{}) before its NBD handshake ended", command, info.si_status,
-                         name != nullptr ? name : "?");
+      return fmt::format("{} was killed by signal {} (SIG{}) before its NBD handshake ended",
+                         command, info.si_status, name != nullptr ? name : "?");
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   } while (std::chrono::steady_clock::now() < until);

@@ -144,7 +144,7 @@ Status NbdEndpoint::ConnectOnce() {
   connection_error_.clear();
   accepted_ = false;
   if (started == -1 || !FinishConnecting(tls->tls)) {
-    std::string why = started == -1                ? start_error
+    std::string why = started == -1               ? start_error
                       : connection_error_.empty() ? LibnbdError()
                                                   : connection_error_;
     handshake_failure_ =

@@ -237,10 +237,10 @@ class NbdEndpoint : public Endpoint {
   pid_t command_pid_ = 0;  // a "[ CMD ]" server's process (libnbd's child), 0: unknown
   std::vector<std::unique_ptr<Command>> commands_;  // owns every Command
   std::vector<Command*> free_commands_;
-  Clock::time_point last_heard_;  // the last sign of life from the server
+  Clock::time_point last_heard_;        // the last sign of life from the server
   NotifyWatchdog* watchdog_ = nullptr;  // FinishConnecting's, under TLS
-  std::string connection_error_;  // why the connection died, once it has
-  bool disconnecting_ = false;    // waiting for the server to hang up
+  std::string connection_error_;        // why the connection died, once it has
+  bool disconnecting_ = false;          // waiting for the server to hang up
   struct Aborted {
     size_t index;  // in completions_
     const char* op;

@@ -21,10 +21,10 @@ constexpr std::string_view kCutWords[] = {
     "send: Broken pipe",
     "recv: Connection timed out",  // TCP keepalive or retransmissions gave up
     "send: Connection timed out",
-    "non-properly terminated",      // gnutls: the end of the stream under TLS
-    "Error in the pull function",   // gnutls: recv() failed under TLS
-    "Error in the push function",   // gnutls: send() failed under TLS
-    "The operation timed out",      // gnutls: silence in its handshake
+    "non-properly terminated",     // gnutls: the end of the stream under TLS
+    "Error in the pull function",  // gnutls: recv() failed under TLS
+    "Error in the push function",  // gnutls: send() failed under TLS
+    "The operation timed out",     // gnutls: silence in its handshake
     "the server closed the connection",
 };
 

@@ -8,7 +8,7 @@ namespace nbdcopy {
 namespace {
 
 ino_t InodeOf(int fd) {
-  struct stat st{};
+  struct stat st {};
   return fstat(fd, &st) == 0 ? st.st_ino : 0;
 }
 

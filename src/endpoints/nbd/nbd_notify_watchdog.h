@@ -46,7 +46,7 @@ class NotifyWatchdog {
   std::condition_variable changed_;
   // Guarded by mutex_:
   bool stop_ = false;
-  int fd_ = -1;  // the socket of the notification under way, -1: none
+  int fd_ = -1;      // the socket of the notification under way, -1: none
   ino_t inode_ = 0;  // fd_'s inode when it began: never another socket
   std::chrono::steady_clock::time_point since_;
   bool fired_ = false;
