@@ -3,36 +3,30 @@
 
 Usage: interleave.py OUT.json RUNS WARMUP NAME CMD [NAME CMD ...]
 
-Each round runs every command once, in order, so slow drift of a shared
-machine lands on all of them alike (hyperfine runs one command's runs, then
-the next's). Writes {"runs": RUNS, "times": {NAME: [seconds, ...]}}; exits
-non-zero if a command fails. CMD is split with shlex (no shell).
+Each round runs every command once, in order (bench/roundlib.py). Writes
+{"runs": RUNS, "times": {NAME: [seconds, ...]}}; exits non-zero if a command
+fails. CMD is split with shlex (no shell).
 """
-import json
 import shlex
 import subprocess
 import sys
 import time
 
+import roundlib
+
+
+def measure(name, cmd):
+    start = time.perf_counter()
+    done = subprocess.run(shlex.split(cmd), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    elapsed = time.perf_counter() - start
+    roundlib.check_exit("interleave", name, done.returncode, done.stderr)
+    return elapsed
+
 
 def main(argv):
-    if len(argv) < 6 or (len(argv) - 4) % 2:
-        sys.exit(__doc__)
-    out, runs, warmup = argv[1], int(argv[2]), int(argv[3])
-    commands = [(argv[i], shlex.split(argv[i + 1])) for i in range(4, len(argv), 2)]
-    times = {name: [] for name, _ in commands}
-    for round_number in range(warmup + runs):
-        for name, cmd in commands:
-            start = time.perf_counter()
-            done = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-            elapsed = time.perf_counter() - start
-            if done.returncode != 0:
-                sys.exit(f"interleave: {name} failed ({done.returncode}): "
-                         f"{done.stderr.decode(errors='replace').strip()[-300:]}")
-            if round_number >= warmup:
-                times[name].append(elapsed)
-    with open(out, "w") as f:
-        json.dump({"runs": runs, "times": times}, f)
+    commands = roundlib.parse_commands(argv, 4, __doc__)
+    runs, warmup = int(argv[2]), int(argv[3])
+    roundlib.write(argv[1], runs, "times", roundlib.alternate(commands, runs, warmup, measure))
 
 
 if __name__ == "__main__":
