@@ -19,6 +19,7 @@ import sys
 import report_budget
 import report_incremental
 import report_local
+import report_served
 from reportlib import (base_row, fmt_ratio, fmt_time, load_checks, load_cmds, load_meta, load_rows,
                        load_size, read)
 
@@ -434,6 +435,8 @@ def main():
     tlist = targets(results)
     lresults = {w: wl for w in report_local.LOCAL_WORKLOADS if (wl := report_local.load(raw, w))}
     llist = report_local.targets(lresults)
+    sresults = {w: wl for w in report_served.SERVED_WORKLOADS if (wl := report_served.load(raw, w))}
+    slist = report_served.targets(sresults)
     iresult = report_incremental.load(raw)
     ilist = report_incremental.targets(iresult)
     hresults = {w: wl for w in HASH_WORKLOADS if (wl := load_hash_workload(raw, w))}
@@ -455,6 +458,8 @@ def main():
         print(f"\n{npass} passed, {len(tlist) - npass} failed")
     if lresults:
         print("\n".join(report_local.terminal(lresults, llist)))
+    if sresults:
+        print("\n".join(report_served.terminal(sresults, slist)))
     if iresult:
         print("\n".join(report_incremental.terminal(iresult, ilist)))
     hpass = sum(1 for ok, _ in hlist if ok)
@@ -560,6 +565,8 @@ def main():
         md += ["", f"{npass} of {len(tlist)} targets met.", ""]
     if lresults:
         md += report_local.section(lresults, llist, meta, tidy)
+    if sresults:
+        md += report_served.section(sresults, slist, meta, tidy)
     if iresult:
         md += report_incremental.section(iresult, ilist, tidy, meta)
     if hresults:

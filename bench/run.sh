@@ -20,7 +20,7 @@ SWEEP_RUNS=${SWEEP_RUNS:-$([ "$QUICK" = 1 ] && echo 2 || echo 3)}
 SWEEP_WARMUP=${SWEEP_WARMUP:-$([ "$QUICK" = 1 ] && echo 0 || echo 1)}
 CONFIRM_RUNS=${CONFIRM_RUNS:-$([ "$QUICK" = 1 ] && echo 3 || echo 11)}
 WORKLOADS=${WORKLOADS:-pattern sparse zero latency sparsefile readnull \
-  fragmented qcow2-to-file file-to-file \
+  fragmented qcow2-to-file file-to-file qcow2-source file-to-qcow2 nbd-to-qcow2 \
   blkhash-pattern blkhash-sparse blkhash-zero blkhash-copy incremental}
 if [ "$QUICK" = 1 ]; then
   OUTDIR=${OUTDIR:-$BENCH/out/quick}
@@ -51,11 +51,13 @@ declare -A SIZE
 if [ "$QUICK" = 1 ]; then
   SIZE=([pattern]=64 [sparse]=512 [zero]=1024 [latency]=16 [sparsefile]=128 [readnull]=64
     [fragmented]=128 [qcow2-to-file]=image [file-to-file]=image
+    [qcow2-source]=image [file-to-qcow2]=image [nbd-to-qcow2]=image
     [blkhash-pattern]=64 [blkhash-sparse]=512 [blkhash-zero]=1024 [blkhash-copy]=64
     [incremental]=1024)
 else
   SIZE=([pattern]=1024 [sparse]=8192 [zero]=16384 [latency]=512 [sparsefile]=2048 [readnull]=1024
     [fragmented]=1024 [qcow2-to-file]=image [file-to-file]=image
+    [qcow2-source]=image [file-to-qcow2]=image [nbd-to-qcow2]=image
     [blkhash-pattern]=1024 [blkhash-sparse]=8192 [blkhash-zero]=16384 [blkhash-copy]=1024
     [incremental]=16384)
 fi
@@ -476,6 +478,9 @@ PY
 # fragmented, qcow2-to-file, file-to-file
 # shellcheck source=bench/local_workloads.sh
 . "$BENCH/local_workloads.sh"
+# qcow2-source, file-to-qcow2, nbd-to-qcow2 (through qemu-nbd, against the floor)
+# shellcheck source=bench/served_workloads.sh
+. "$BENCH/served_workloads.sh"
 # incremental (--dirty-bitmap)
 # shellcheck source=bench/incremental_workload.sh
 . "$BENCH/incremental_workload.sh"
@@ -486,6 +491,7 @@ mkdir -p "$RAW" "$OUTDIR"
 start=$(date +%s)
 {
   echo "date=$(date -u '+%Y-%m-%d %H:%M UTC')"
+  echo "commit=$(git rev-parse --short HEAD 2>/dev/null || echo '?')$(git diff --quiet HEAD 2>/dev/null || echo '+changes')"
   echo "quick=$QUICK"
   echo "runs=$RUNS"
   echo "warmup=$WARMUP"
@@ -524,6 +530,7 @@ for w in $WORKLOADS; do
         echo "bench: skipping $w: $OURS_ORIG has no --blkhash" >&2
       fi ;;
     fragmented | qcow2-to-file | file-to-file) run_local_workload "$w" ;;
+    qcow2-source | file-to-qcow2 | nbd-to-qcow2) run_served_workload "$w" ;;
     incremental) run_incremental_workload "$w" ;;
     *) run_workload "$w" ;;
   esac

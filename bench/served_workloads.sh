@@ -1,0 +1,132 @@
+# shellcheck shell=bash
+# bench/served_workloads.sh: the copies through a qemu-nbd that the copy starts itself
+# ([ CMD ]), against their floor (sourced by bench/run.sh; uses its T, SHM, RAW, SIZE, OURS,
+# REF, QEMU_IMG, TIME, RUNS, WARMUP, BENCH, start_server, stop_server, uri, shjoin, die and
+# local_workloads.sh's build_fs_image).
+#
+#   qcow2-source   [ qemu-nbd -r -f qcow2 img.qcow2 ] -> file on tmpfs
+#   file-to-qcow2  img.raw -> a fresh [ qemu-nbd -f qcow2 out.qcow2 ] (virt-v2v's output)
+#   nbd-to-qcow2   nbdkit file img.raw -> a fresh [ qemu-nbd -f qcow2 out.qcow2 ]
+#
+# Labels: ours and nbdcopy as a user runs them ([ CMD ]), ours-split and nbdcopy-split the
+# same copy with the same qemu-nbd started on a socket (bench/floor_rounds.py's
+# SERVER ::: CLIENT form), so that the server's CPU, its main thread's and the copier's are
+# known apart, and qemu-img convert doing the same in one process. Every command alternates
+# round by round (bench/floor_rounds.py); PREPARE empties the destination before each.
+#
+# floor = max(qemu-nbd's main-thread CPU, (qemu-nbd's CPU + the copier's) / 2): on two
+# cores a copy can be no faster than its busiest thread or than half of all the CPU it
+# needs. Raw files per workload W: W.json (floor_rounds), W.cmds, W.check (LABEL RC CHECK),
+# W.LABEL.rss (the split form's copier), W.size.
+
+SERVED_WORKLOADS="qcow2-source file-to-qcow2 nbd-to-qcow2"
+
+# setup_served W: sets PREPARE, SERVER_CMD (qemu-nbd without its socket option), CMP_ARGS
+# (qemu-img compare's format options and reference, "" for cmp against the raw image),
+# OUT (the destination on tmpfs) and SRC_OPERAND (a file or URI; "" for the qcow2 source).
+setup_served() {
+  local w=$1
+  : >"$T/servers.log"
+  build_fs_image
+  printf '%s\n' "${FS_DESC[@]}" >>"$T/servers.log"
+  SIZE[$w]=$FS_MIB
+  case $w in
+    qcow2-source)
+      OUT=$SHM/$w.dst.img
+      PREPARE="rm -f $OUT"
+      SERVER_CMD="qemu-nbd -r -f qcow2 $FS_QCOW2"
+      SRC_OPERAND=
+      ;;
+    file-to-qcow2 | nbd-to-qcow2)
+      OUT=$SHM/$w.out.qcow2
+      PREPARE="rm -f $OUT; $QEMU_IMG create -q -f qcow2 $OUT ${FS_MIB}M"
+      echo "$PREPARE   # before every run" >>"$T/servers.log"
+      SERVER_CMD="qemu-nbd -f qcow2 $OUT"
+      SRC_OPERAND=$FS_RAW
+      if [ "$w" = nbd-to-qcow2 ]; then
+        start_server "$w-src" -r file "$FS_RAW"
+        SRC_OPERAND=$(uri "$w-src")
+      fi
+      ;;
+    *) die "unknown served workload $w" ;;
+  esac
+}
+
+# served_cmd W LABEL: LABEL's command for floor_rounds.py (a shell string).
+served_cmd() {
+  local w=$1 label=$2 sock='nbd+unix:///?socket={sock}'
+  local prog=$OURS
+  case $label in nbdcopy*) prog=$REF ;; esac
+  case $w:$label in
+    qcow2-source:ours | qcow2-source:nbdcopy)
+      shjoin "$prog" -- '[' $SERVER_CMD ']' "$OUT" ;;
+    # -C 1: the plan a [ CMD ] source gets (qemu-nbd -r offers multi-conn, -e 1 one client).
+    qcow2-source:*-split)
+      echo "$SERVER_CMD -k {sock} ::: $(shjoin "$prog" -C 1 "$sock" "$OUT")" ;;
+    qcow2-source:qemu-img)
+      shjoin "$QEMU_IMG" convert -f qcow2 -O raw "$FS_QCOW2" "$OUT" ;;
+    *:ours | *:nbdcopy)
+      shjoin "$prog" -- "$SRC_OPERAND" '[' $SERVER_CMD ']' ;;
+    *:*-split)
+      echo "$SERVER_CMD -k {sock} ::: $(shjoin "$prog" "$SRC_OPERAND" "$sock")" ;;
+    *:qemu-img)
+      shjoin "$QEMU_IMG" convert -f raw -O qcow2 "$SRC_OPERAND" "$OUT" ;;
+    *) die "unknown served command $w $label" ;;
+  esac
+}
+
+SERVED_LABELS=(ours ours-split nbdcopy nbdcopy-split qemu-img)
+
+# One extra run of each command as a user runs it, into a fresh destination: exit status and
+# the destination against the source (cmp, or qemu-img compare -f raw -F qcow2).
+served_check() { # W
+  local w=$1 label rc check cmd
+  : >"$RAW/$w.check"
+  for label in ours nbdcopy qemu-img; do
+    bash -c "$PREPARE"
+    cmd=$(served_cmd "$w" "$label")
+    rc=0
+    bash -c "$cmd" >/dev/null 2>"$RAW/$w.$label.stderr" || rc=$?
+    if [ "$rc" -ne 0 ]; then
+      check="exit $rc"
+    elif [ "$w" = qcow2-source ] && cmp -s "$FS_RAW" "$OUT"; then
+      check=identical
+    elif [ "$w" != qcow2-source ] &&
+      "$QEMU_IMG" compare -q -f raw -F qcow2 "$FS_RAW" "$OUT" >/dev/null 2>&1; then
+      check=identical
+    else
+      check=DIFFERENT
+    fi
+    [ "$check" = identical ] || echo "bench: $w: $label check: $check" >&2
+    printf '%s\t%s\t%s\n' "$label" "$rc" "$check" >>"$RAW/$w.check"
+  done
+  # Peak RSS of the copiers alone: the split form, its client under /usr/bin/time.
+  for label in ours-split nbdcopy-split; do
+    bash -c "$PREPARE"
+    cmd=$(served_cmd "$w" "$label")
+    cmd="${cmd%%:::*}::: $TIME -f %M -o $RAW/$w.$label.rss ${cmd#*::: }"
+    python3 "$BENCH/floor_rounds.py" "$T/rss.json" 1 0 "" "$label" "$cmd" ||
+      echo "bench: $w: $label: the peak-RSS run failed" >&2
+  done
+  rm -f "$OUT"
+}
+
+run_served_workload() {
+  local w=$1 label
+  setup_served "$w"
+  echo
+  echo "=== $w (${SIZE[$w]} MiB), alternating rounds with the CPU split ==="
+  local -a args=()
+  : >"$RAW/$w.cmds"
+  while read -r line; do printf 'server\t%s\n' "$line" >>"$RAW/$w.cmds"; done <"$T/servers.log"
+  for label in "${SERVED_LABELS[@]}"; do
+    args+=("$label" "$(served_cmd "$w" "$label")")
+    printf '%s\t%s\n' "$label" "$(served_cmd "$w" "$label")" >>"$RAW/$w.cmds"
+  done
+  python3 "$BENCH/floor_rounds.py" "$RAW/$w.json" "$RUNS" "$WARMUP" "$PREPARE" "${args[@]}" ||
+    echo "bench: floor_rounds failed on $w" >&2
+  served_check "$w"
+  echo "${SIZE[$w]}" >"$RAW/$w.size"
+  stop_server "$w-src"
+  rm -f "$OUT"
+}
