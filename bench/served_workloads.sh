@@ -19,29 +19,26 @@
 # needs. Raw files per workload W: W.json (floor_rounds), W.cmds, W.check (LABEL RC CHECK),
 # W.LABEL.rss (the split form's copier), W.size.
 
-SERVED_WORKLOADS="qcow2-source file-to-qcow2 nbd-to-qcow2"
-
-# setup_served W: sets PREPARE, SERVER_CMD (qemu-nbd without its socket option), CMP_ARGS
-# (qemu-img compare's format options and reference, "" for cmp against the raw image),
-# OUT (the destination on tmpfs) and SRC_OPERAND (a file or URI; "" for the qcow2 source).
+# setup_served W: sets PREPARE, SERVER (qemu-nbd's argv without its socket option), OUT (the
+# destination on tmpfs) and SRC_OPERAND (a file or URI; "" for the qcow2 source).
 setup_served() {
   local w=$1
   : >"$T/servers.log"
   build_fs_image
   printf '%s\n' "${FS_DESC[@]}" >>"$T/servers.log"
-  SIZE[$w]=$FS_MIB
+  SIZE["$w"]=$FS_MIB
   case $w in
     qcow2-source)
       OUT=$SHM/$w.dst.img
       PREPARE="rm -f $OUT"
-      SERVER_CMD="qemu-nbd -r -f qcow2 $FS_QCOW2"
+      SERVER=(qemu-nbd -r -f qcow2 "$FS_QCOW2")
       SRC_OPERAND=
       ;;
     file-to-qcow2 | nbd-to-qcow2)
       OUT=$SHM/$w.out.qcow2
       PREPARE="rm -f $OUT; $QEMU_IMG create -q -f qcow2 $OUT ${FS_MIB}M"
       echo "$PREPARE   # before every run" >>"$T/servers.log"
-      SERVER_CMD="qemu-nbd -f qcow2 $OUT"
+      SERVER=(qemu-nbd -f qcow2 "$OUT")
       SRC_OPERAND=$FS_RAW
       if [ "$w" = nbd-to-qcow2 ]; then
         start_server "$w-src" -r file "$FS_RAW"
@@ -59,16 +56,16 @@ served_cmd() {
   case $label in nbdcopy*) prog=$REF ;; esac
   case $w:$label in
     qcow2-source:ours | qcow2-source:nbdcopy)
-      shjoin "$prog" -- '[' $SERVER_CMD ']' "$OUT" ;;
+      shjoin "$prog" -- '[' "${SERVER[@]}" ']' "$OUT" ;;
     # -C 1: the plan a [ CMD ] source gets (qemu-nbd -r offers multi-conn, -e 1 one client).
     qcow2-source:*-split)
-      echo "$SERVER_CMD -k {sock} ::: $(shjoin "$prog" -C 1 "$sock" "$OUT")" ;;
+      echo "$(shjoin "${SERVER[@]}") -k {sock} ::: $(shjoin "$prog" -C 1 "$sock" "$OUT")" ;;
     qcow2-source:qemu-img)
       shjoin "$QEMU_IMG" convert -f qcow2 -O raw "$FS_QCOW2" "$OUT" ;;
     *:ours | *:nbdcopy)
-      shjoin "$prog" -- "$SRC_OPERAND" '[' $SERVER_CMD ']' ;;
+      shjoin "$prog" -- "$SRC_OPERAND" '[' "${SERVER[@]}" ']' ;;
     *:*-split)
-      echo "$SERVER_CMD -k {sock} ::: $(shjoin "$prog" "$SRC_OPERAND" "$sock")" ;;
+      echo "$(shjoin "${SERVER[@]}") -k {sock} ::: $(shjoin "$prog" "$SRC_OPERAND" "$sock")" ;;
     *:qemu-img)
       shjoin "$QEMU_IMG" convert -f raw -O qcow2 "$SRC_OPERAND" "$OUT" ;;
     *) die "unknown served command $w $label" ;;
