@@ -20,8 +20,10 @@ thread that serializes qemu-nbd's requests; its worker threads are the rest). Th
 from the server's start to the later of the two exits, as a [ CMD ] copy's would.
 
 Writes {"runs": N, "results": {NAME: [sample, ...]}}, a sample being {"wall": s, "cpu": s,
-"server_cpu": s, "server_main_cpu": s}: cpu is the command's (the CLIENT's) user + system
-time, and the server's two are 0 for a plain command. Exits non-zero if a command fails.
+"rss_kib": n, "server_cpu": s, "server_main_cpu": s}: cpu is the command's (the CLIENT's)
+user + system time, rss_kib the peak RSS of its largest process (/usr/bin/time's %M: a
+direct child of this script would count the interpreter it was forked from), and the
+server's two are 0 for a plain command. Exits non-zero if a command fails.
 """
 import os
 import subprocess
@@ -38,8 +40,23 @@ def cpu_of(rusage):
     return rusage.ru_utime + rusage.ru_stime
 
 
-def shell(cmd, stderr):
-    return subprocess.Popen(["/bin/sh", "-c", cmd], stdout=subprocess.DEVNULL, stderr=stderr)
+TIME = "/usr/bin/time"
+
+
+def shell(cmd, stderr, rss_file=None):
+    """/bin/sh -c CMD; with RSS_FILE, under /usr/bin/time, which writes the peak RSS in KiB
+    of the largest process of CMD there."""
+    argv = ["/bin/sh", "-c", cmd]
+    if rss_file:
+        argv = [TIME, "-f", "%M", "-o", rss_file] + argv
+    return subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=stderr)
+
+
+def peak_rss(rss_file):
+    """The last line of /usr/bin/time's output file (a failure is noted on the line above)."""
+    with open(rss_file) as f:
+        lines = f.read().split()
+    return int(lines[-1]) if lines and lines[-1].isdigit() else None
 
 
 def reap(proc):
@@ -53,17 +70,18 @@ def reap(proc):
     return proc.returncode, main_thread, cpu_of(rusage)
 
 
-def run_plain(name, cmd):
+def run_plain(name, cmd, rss_file):
     start = time.perf_counter()
-    proc = shell(cmd, subprocess.PIPE)
+    proc = shell(cmd, subprocess.PIPE, rss_file)
     err = proc.stderr.read()
     code, _, cpu = reap(proc)
     wall = time.perf_counter() - start
     roundlib.check_exit("floor_rounds", name, code, err)
-    return {"wall": wall, "cpu": cpu, "server_cpu": 0.0, "server_main_cpu": 0.0}
+    return {"wall": wall, "cpu": cpu, "rss_kib": peak_rss(rss_file), "server_cpu": 0.0,
+            "server_main_cpu": 0.0}
 
 
-def run_served(name, server, client, sock):
+def run_served(name, server, client, sock, rss_file):
     if os.path.exists(sock):
         os.unlink(sock)
     server, client = server.replace("{sock}", sock), client.replace("{sock}", sock)
@@ -75,14 +93,14 @@ def run_served(name, server, client, sock):
             srv.kill()
             sys.exit(f"floor_rounds: {name}: the server made no socket: {server}")
         time.sleep(0.001)
-    cli = shell(client, subprocess.PIPE)
+    cli = shell(client, subprocess.PIPE, rss_file)
     err = cli.stderr.read()
     code, _, cpu = reap(cli)
     server_code, server_main, server_cpu = reap(srv)
     wall = time.perf_counter() - start
     roundlib.check_exit("floor_rounds", name, code, err)
     roundlib.check_exit("floor_rounds", name, server_code, b"", what="'s server")
-    return {"wall": wall, "cpu": cpu, "server_cpu": server_cpu,
+    return {"wall": wall, "cpu": cpu, "rss_kib": peak_rss(rss_file), "server_cpu": server_cpu,
             "server_main_cpu": server_main}
 
 
@@ -91,12 +109,13 @@ def main(argv):
     runs, warmup, prepare = int(argv[2]), int(argv[3]), argv[4]
     with tempfile.TemporaryDirectory(prefix="floor-rounds.") as sockdir:
         sock = os.path.join(sockdir, "s.sock")
+        rss_file = os.path.join(sockdir, "rss")
 
         def measure(name, cmd):
             if ":::" not in cmd:
-                return run_plain(name, cmd)
+                return run_plain(name, cmd, rss_file)
             server, client = cmd.split(":::", 1)
-            return run_served(name, server.strip(), client.strip(), sock)
+            return run_served(name, server.strip(), client.strip(), sock, rss_file)
 
         def before_each():
             subprocess.run(["/bin/sh", "-c", prepare], check=True)

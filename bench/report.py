@@ -6,22 +6,23 @@ Usage: report.py RAWDIR OUTDIR
   RAWDIR holds what run.sh wrote: meta.txt, version-*.txt, W.json (hyperfine),
   W.cmds, W.check, W.LABEL.rss, W.LABEL.stats, W.size, sweep-W-PARAM.json,
   blkhash-shell.json.
-  OUTDIR receives performance.md, bench-requests.png, bench-queue-size.png.
+  OUTDIR receives performance.md, bench-requests.png, bench-queue-size.png,
+  bench-growth.png.
 The tables and the target list are also printed on stdout.
 """
 import json
 import os
 import re
 import statistics
-import subprocess
 import sys
 
 import report_budget
+import report_growth
 import report_incremental
 import report_local
 import report_served
-from reportlib import (base_row, fmt_ratio, fmt_time, load_checks, load_cmds, load_meta, load_rows,
-                       load_size, read)
+from reportlib import (base_row, fmt_ratio, fmt_time, gnuplot, load_checks, load_cmds, load_meta,
+                       load_rows, load_size, read)
 
 WORKLOADS = ["pattern", "sparse", "zero", "latency", "sparsefile", "readnull"]
 STRESSES = {
@@ -333,12 +334,7 @@ plot '{dat}' using 1:2 with linespoints lw 2 pt 7 title '{labels[0]}', \\
      '' using 1:3 with linespoints lw 2 pt 5 title '{labels[1]}', \\
      '' using 1:4 with linespoints lw 2 pt 9 title '{labels[2]}'
 """
-    try:
-        subprocess.run(["gnuplot"], input=script, text=True, check=True)
-    except (OSError, subprocess.CalledProcessError) as e:
-        print(f"report: gnuplot failed for {png}: {e}", file=sys.stderr)
-        return None
-    return png
+    return gnuplot(script, png)
 
 
 def sweep_table(param, xs, sweeps, unit):
@@ -439,6 +435,8 @@ def main():
     slist = report_served.targets(sresults)
     iresult = report_incremental.load(raw)
     ilist = report_incremental.targets(iresult)
+    gresult = report_growth.load(raw)
+    glist = report_growth.targets(gresult)
     hresults = {w: wl for w in HASH_WORKLOADS if (wl := load_hash_workload(raw, w))}
     hlist = hash_targets(hresults)
     shell = shell_overhead(raw)
@@ -462,6 +460,8 @@ def main():
         print("\n".join(report_served.terminal(sresults, slist)))
     if iresult:
         print("\n".join(report_incremental.terminal(iresult, ilist)))
+    if gresult:
+        print("\n".join(report_growth.terminal(gresult, glist)))
     hpass = sum(1 for ok, _ in hlist if ok)
     if hresults:
         print("\n## Checksums\n")
@@ -493,6 +493,8 @@ def main():
         pngs["queue-size"] = plot(raw, outdir, "queue-size", q_xs, "--queue-size (MiB)",
                                   "ours: throughput vs --queue-size (other settings default)",
                                   sweeps)
+    if gresult:
+        pngs["growth"] = report_growth.plot(raw, outdir, gresult)
     confirms = report_budget.load_confirms(raw)
     blist = report_budget.targets(sweeps, results, confirms)
     if blist:
@@ -569,6 +571,8 @@ def main():
         md += report_served.section(sresults, slist, meta, tidy)
     if iresult:
         md += report_incremental.section(iresult, ilist, tidy, meta)
+    if gresult:
+        md += report_growth.section(gresult, glist, meta, tidy, pngs.get("growth"))
     if hresults:
         md += checksum_section(hresults, hlist, shell, meta, tidy)
     if sweeps:

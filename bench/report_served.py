@@ -2,7 +2,7 @@
 floor, the tables and the targets of their part of performance.md.
 
 Raw files per workload W: W.json (bench/floor_rounds.py), W.cmds, W.check (LABEL RC
-CHECK), W.LABEL.rss (the split form's copier alone), W.size.
+CHECK), W.size.
 """
 import json
 import os
@@ -49,8 +49,9 @@ def load(raw, w):
         med["floor"] = statistics.median(floor_of(s) for s in samples) if split else None
         med["over_floor"] = (statistics.median(s["wall"] / floor_of(s) for s in samples)
                              if split else None)
-        rss = (read(os.path.join(raw, f"{w}.{label}.rss"), "") or "").split()
-        med["rss_mib"] = int(rss[-1]) / 1024 if rss and rss[-1].isdigit() else None
+        # The split form's copier alone (a [ CMD ] copier reaps its server, whose RSS counts).
+        rss = [s["rss_kib"] for s in samples if s.get("rss_kib")]
+        med["rss_mib"] = statistics.median(rss) / 1024 if split and rss else None
         med["runs"] = len(samples)
         chk = checks.get(label)
         med["check"] = None if chk is None else (chk[1] if chk[0] == "0" else f"exit {chk[0]}")
@@ -127,8 +128,9 @@ def section(results, tlist, meta, tidy):
           "on two cores no copy is faster than its busiest thread, or than half of the CPU it "
           "needs. **wall / floor** is the median of the rounds' ratios. **check**: one more "
           "run of each command, the destination compared with the raw image (`cmp`, or "
-          "`qemu-img compare -f raw -F qcow2`). **peak RSS**: the split form's copier under "
-          "`/usr/bin/time -f %M` (a copier reaps its `[ CMD ]` server, whose RSS would count).",
+          "`qemu-img compare -f raw -F qcow2`). **peak RSS**: median over the rounds of the "
+          "split form's copier under `/usr/bin/time -f %M` (a copier reaps its `[ CMD ]` "
+          "server, whose RSS would count).",
           ""]
     for w in SERVED_WORKLOADS:
         wl = results.get(w)

@@ -3,6 +3,8 @@ of bench/run.sh and formatting figures."""
 import json
 import os
 import statistics
+import subprocess
+import sys
 
 
 def read(path, default=None):
@@ -98,3 +100,13 @@ def base_row(name, r, is_base, base, size_mib):
     return (f"| {name} | {fmt_time(r['wall'])} | {fmt_time(r['cpu'])} "
             f"({fmt_time(r['user'])} + {fmt_time(r['system'])}) | {rss} "
             f"| {fmt_ratio(ratio)} | {size_mib / r['wall']:.0f} MiB/s | {check} |")
+
+
+def gnuplot(script, png):
+    """Runs SCRIPT (which draws PNG) through gnuplot; returns PNG, or None if it failed."""
+    try:
+        subprocess.run(["gnuplot"], input=script, text=True, check=True)
+    except (OSError, subprocess.CalledProcessError) as e:
+        print(f"report: gnuplot failed for {png}: {e}", file=sys.stderr)
+        return None
+    return png

@@ -21,7 +21,7 @@ SWEEP_WARMUP=${SWEEP_WARMUP:-$([ "$QUICK" = 1 ] && echo 0 || echo 1)}
 CONFIRM_RUNS=${CONFIRM_RUNS:-$([ "$QUICK" = 1 ] && echo 3 || echo 11)}
 WORKLOADS=${WORKLOADS:-pattern sparse zero latency sparsefile readnull \
   fragmented qcow2-to-file file-to-file qcow2-source file-to-qcow2 nbd-to-qcow2 \
-  blkhash-pattern blkhash-sparse blkhash-zero blkhash-copy incremental}
+  blkhash-pattern blkhash-sparse blkhash-zero blkhash-copy incremental growth}
 if [ "$QUICK" = 1 ]; then
   OUTDIR=${OUTDIR:-$BENCH/out/quick}
   RAW=${RAW:-$BENCH/out/quick/raw}
@@ -46,20 +46,20 @@ done
   die "ours ($OURS) does not run; build it or set NBDCOPY=/path/to/nbdcopy"
 
 # Sizes in MiB per workload (qcow2-to-file and file-to-file: the file-system image's, set
-# when it is built).
+# when it is built; growth: a series of sizes, bench/growth_workload.sh).
 declare -A SIZE
 if [ "$QUICK" = 1 ]; then
   SIZE=([pattern]=64 [sparse]=512 [zero]=1024 [latency]=16 [sparsefile]=128 [readnull]=64
     [fragmented]=128 [qcow2-to-file]=image [file-to-file]=image
     [qcow2-source]=image [file-to-qcow2]=image [nbd-to-qcow2]=image
     [blkhash-pattern]=64 [blkhash-sparse]=512 [blkhash-zero]=1024 [blkhash-copy]=64
-    [incremental]=1024)
+    [incremental]=1024 [growth]=series)
 else
   SIZE=([pattern]=1024 [sparse]=8192 [zero]=16384 [latency]=512 [sparsefile]=2048 [readnull]=1024
     [fragmented]=1024 [qcow2-to-file]=image [file-to-file]=image
     [qcow2-source]=image [file-to-qcow2]=image [nbd-to-qcow2]=image
     [blkhash-pattern]=1024 [blkhash-sparse]=8192 [blkhash-zero]=16384 [blkhash-copy]=1024
-    [incremental]=16384)
+    [incremental]=16384 [growth]=series)
 fi
 for w in $WORKLOADS; do [ -n "${SIZE[$w]:-}" ] || die "unknown workload $w"; done
 
@@ -484,6 +484,9 @@ PY
 # incremental (--dirty-bitmap)
 # shellcheck source=bench/incremental_workload.sh
 . "$BENCH/incremental_workload.sh"
+# growth (fragmentation and virtual size against nbdcopy)
+# shellcheck source=bench/growth_workload.sh
+. "$BENCH/growth_workload.sh"
 
 # ---- main -------------------------------------------------------------------------
 rm -rf "$RAW"
@@ -532,6 +535,7 @@ for w in $WORKLOADS; do
     fragmented | qcow2-to-file | file-to-file) run_local_workload "$w" ;;
     qcow2-source | file-to-qcow2 | nbd-to-qcow2) run_served_workload "$w" ;;
     incremental) run_incremental_workload "$w" ;;
+    growth) run_growth_workload ;;
     *) run_workload "$w" ;;
   esac
 done

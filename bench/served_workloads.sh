@@ -1,7 +1,7 @@
 # shellcheck shell=bash
 # bench/served_workloads.sh: the copies through a qemu-nbd that the copy starts itself
 # ([ CMD ]), against their floor (sourced by bench/run.sh; uses its T, SHM, RAW, SIZE, OURS,
-# REF, QEMU_IMG, TIME, RUNS, WARMUP, BENCH, start_server, stop_server, uri, shjoin, die and
+# REF, QEMU_IMG, RUNS, WARMUP, BENCH, start_server, stop_server, uri, shjoin, die and
 # local_workloads.sh's build_fs_image).
 #
 #   qcow2-source   [ qemu-nbd -r -f qcow2 img.qcow2 ] -> file on tmpfs
@@ -17,7 +17,7 @@
 # floor = max(qemu-nbd's main-thread CPU, (qemu-nbd's CPU + the copier's) / 2): on two
 # cores a copy can be no faster than its busiest thread or than half of all the CPU it
 # needs. Raw files per workload W: W.json (floor_rounds), W.cmds, W.check (LABEL RC CHECK),
-# W.LABEL.rss (the split form's copier), W.size.
+# W.size; the peak RSS is in W.json (floor_rounds takes it in every round).
 
 # setup_served W: sets PREPARE, SERVER (qemu-nbd's argv without its socket option), OUT (the
 # destination on tmpfs) and SRC_OPERAND (a file or URI; "" for the qcow2 source).
@@ -96,14 +96,6 @@ served_check() { # W
     fi
     [ "$check" = identical ] || echo "bench: $w: $label check: $check" >&2
     printf '%s\t%s\t%s\n' "$label" "$rc" "$check" >>"$RAW/$w.check"
-  done
-  # Peak RSS of the copiers alone: the split form, its client under /usr/bin/time.
-  for label in ours-split nbdcopy-split; do
-    bash -c "$PREPARE"
-    cmd=$(served_cmd "$w" "$label")
-    cmd="${cmd%%:::*}::: $TIME -f %M -o $RAW/$w.$label.rss ${cmd#*::: }"
-    python3 "$BENCH/floor_rounds.py" "$T/rss.json" 1 0 "" "$label" "$cmd" ||
-      echo "bench: $w: $label: the peak-RSS run failed" >&2
   done
   rm -f "$OUT"
 }
