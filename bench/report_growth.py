@@ -9,7 +9,7 @@ import json
 import os
 import statistics
 
-from reportlib import fmt_ratio, fmt_time, gnuplot, load_cmds, read
+from reportlib import fmt_ratio, fmt_time, gnuplot, load_cmds, measured, read
 
 SERIES = {
     "fragmentation": "sparse-random, 10 % data in runs of about 4 KiB: the extents grow "
@@ -152,7 +152,7 @@ unset multiplot
 
 def section(result, tlist, meta, tidy, png):
     md = ["## How the cost grows", "",
-          f"Measured on {meta.get('date', '?')}, commit {meta.get('commit', '?')}. Each point "
+          measured(meta) + " Each point "
           "is a source file on tmpfs served by `nbdkit -r file` and copied into a file on "
           "tmpfs, ours and /usr/bin/nbdcopy alternating round by round "
           f"(`bench/floor_rounds.py`, {meta.get('runs', '?')} rounds after "

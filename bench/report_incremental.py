@@ -7,7 +7,8 @@ Raw files: incremental.json (hyperfine), .cmds, .check (LABEL RC CHECK), .LABEL.
 """
 import os
 
-from reportlib import base_row, fmt_ratio, load_checks, load_cmds, load_rows, load_size, read
+from reportlib import (base_row, fmt_ratio, load_checks, load_cmds, load_rows, load_size, measured,
+                       read)
 
 W = "incremental"
 LABELS = {
@@ -115,7 +116,7 @@ def terminal(wl, tlist):
 
 def section(wl, tlist, tidy, meta):
     md = ["## Incremental copies (`--dirty-bitmap`)", "",
-          f"Measured on {meta.get('date', '?')}, {meta.get('runs', '?')} runs after "
+          measured(meta) + f" {meta.get('runs', '?')} runs after "
           f"{meta.get('warmup', '?')} warm-up. "
           f"A {wl['size_mib'] / 1024:g} GiB qcow2 image with 10 % data, the full copy taken at a checkpoint, then 1 % of the "
           "image rewritten in scattered 64 KiB clusters: the incremental copy from the dirty "

@@ -5,7 +5,7 @@ Raw files per workload W: W.json (hyperfine), W.cmds, W.check (LABEL RC CHECK
 ALLOCATED-BYTES), W.LABEL.rss, W.size; file-to-file also W-disk.json, the
 informational run into a file on the disk.
 """
-from reportlib import base_row, fmt_time, load_checks, load_cmds, load_rows, load_size
+from reportlib import base_row, fmt_time, load_checks, load_cmds, load_rows, load_size, measured
 
 LOCAL_WORKLOADS = ["fragmented", "qcow2-to-file", "file-to-file"]
 STRESSES = {
@@ -124,7 +124,7 @@ def targets(results):
 def section(results, tlist, meta, tidy):
     """The markdown of the local workloads: method, commands, tables, targets."""
     md = ["## Local files and fragmented sources", "",
-          "File destinations are on tmpfs (`/dev/shm`), removed before every run "
+          measured(meta) + " File destinations are on tmpfs (`/dev/shm`), removed before every run "
           "(`--prepare 'rm -f DST'`): on this shared disk, the page-cache writeback of one "
           "run would land on whichever command runs next. Each workload is one hyperfine run "
           f"(`-N`, {meta.get('runs', '?')} runs after {meta.get('warmup', '?')} warm-up). "

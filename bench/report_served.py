@@ -8,7 +8,7 @@ import json
 import os
 import statistics
 
-from reportlib import fmt_ratio, fmt_time, load_checks, load_cmds, load_size, read
+from reportlib import fmt_ratio, fmt_time, load_checks, load_cmds, load_size, measured, read
 
 SERVED_WORKLOADS = ["qcow2-source", "file-to-qcow2", "nbd-to-qcow2"]
 STRESSES = {
@@ -116,7 +116,7 @@ def targets(results):
 
 def section(results, tlist, meta, tidy):
     md = ["## Through qemu-nbd, against the floor", "",
-          f"Measured on {meta.get('date', '?')}, commit {meta.get('commit', '?')}. "
+          measured(meta) + " "
           f"Each workload alternates its commands round by round (`bench/floor_rounds.py`, "
           f"{meta.get('runs', '?')} rounds after {meta.get('warmup', '?')} warm-up), the "
           "destination emptied (and for qcow2 created afresh) before every run. **ours** and "

@@ -51,6 +51,11 @@ def load_rows(raw, w, rss_prefix=None):
     return rows
 
 
+def measured(meta):
+    """The sentence that dates a section: every table says which run and commit it is."""
+    return f"Measured on {meta.get('date', '?')}, commit {meta.get('commit', '?')}."
+
+
 def fmt_time(s):
     if s is None:
         return "—"
