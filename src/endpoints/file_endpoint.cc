@@ -220,8 +220,17 @@ Result<std::unique_ptr<Endpoint>> FileEndpoint::Connect() {
 
 Status FileEndpoint::Truncate(uint64_t size) {
   if (!info_.resizable) return Endpoint::Truncate(size);
-  // Through zero so the old contents are gone and the whole file is a hole.
-  if (ftruncate(fd_.get(), 0) == -1 || ftruncate(fd_.get(), static_cast<off_t>(size)) == -1) {
+  // The old contents go first (the whole file a hole), then the size is
+  // set. Not by cutting the file to zero where a hole can be punched: ext4
+  // takes a file cut to zero for one being replaced (auto_da_alloc), and
+  // closing it then starts writing all of the copy back before close
+  // returns (bench/ab.sh's ext4 image into a new ext4 file: 0.41 s, the
+  // CPUs half idle, instead of 0.21 s). --flush is how a copy asks to be
+  // on disk; a new, empty file needs no cutting at all.
+  if (end_of_file_ > 0 && !TryPunchHole(0, end_of_file_) && ftruncate(fd_.get(), 0) == -1) {
+    return Status::FromErrno(name_ + ": truncate", errno);
+  }
+  if (ftruncate(fd_.get(), static_cast<off_t>(size)) == -1) {
     return Status::FromErrno(name_ + ": truncate", errno);
   }
   info_.size = size;
