@@ -75,12 +75,6 @@ struct EndpointInfo {
   bool can_extents = false;     // Extents() may report zero runs
   bool can_multi_conn = false;  // several connections share one cache
   bool reads_as_zero = false;   // every byte currently reads as zero
-  // A file or device of this machine: a read is a copy out of the page
-  // cache, with no latency that waiting on a socket could overlap.
-  bool local = false;
-  // Every write takes one lock (a regular file's inode lock): writers in
-  // several threads at once serialize in the kernel, spinning on it.
-  bool writes_serialize = false;
   bool overlapped_io = false;   // Start* returns before the I/O is done
   // Overlapped endpoints: writes shorter than this run inline in StartWrite
   // (where handing them over costs more than doing them).
@@ -161,10 +155,6 @@ class Endpoint {
   // asynchronous I/O override all of these.
   virtual void StartRead(uint64_t offset, std::span<std::byte> buffer, uint64_t tag);
   virtual void StartWrite(uint64_t offset, std::span<const std::byte> data, uint64_t tag);
-  // Writes now, in the calling thread, and queues the completion as
-  // StartWrite does: for callers that take turns writing one destination
-  // (CopyPlan::writers_take_turns), so that no kernel thread does it later.
-  void StartWriteNow(uint64_t offset, std::span<const std::byte> data, uint64_t tag);
   virtual void StartZero(uint64_t offset, uint64_t length, bool allocate, uint64_t tag);
   // Moves the operations finished so far to *out (appending).
   virtual void TakeCompletions(std::vector<Completion>* out);

@@ -30,10 +30,6 @@ void Endpoint::StartRead(uint64_t offset, std::span<std::byte> buffer, uint64_t 
 }
 
 void Endpoint::StartWrite(uint64_t offset, std::span<const std::byte> data, uint64_t tag) {
-  StartWriteNow(offset, data, tag);
-}
-
-void Endpoint::StartWriteNow(uint64_t offset, std::span<const std::byte> data, uint64_t tag) {
   completions_.push_back(Completion{tag, Write(offset, data)});
 }
 

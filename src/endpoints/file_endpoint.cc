@@ -60,11 +60,9 @@ Result<std::unique_ptr<FileEndpoint>> FileEndpoint::Create(std::string name, Uni
     endpoint->end_of_file_ = *info.size;
     info.resizable = writable;
     info.can_extents = true;
-    info.writes_serialize = true;
     if (st.st_blksize >= 512) info.preferred_block_size = static_cast<uint32_t>(st.st_blksize);
   }
   info.efficient_zero = true;
-  info.local = true;
   info.can_flush = true;
   info.can_multi_conn = true;
   endpoint->EnableOverlappedIo();

@@ -202,21 +202,8 @@ bool Worker::Collect(std::vector<Completion>* completions) {
   size_t reads = completions->size();
   destination_.TakeCompletions(completions);
   if (completions->empty()) return false;
-  if (reads > 0 && plan_.writers_take_turns) {
-    // One turn for the writes of every read that finished, not one a read
-    // or a run: each hand-over wakes the other worker.
-    MutexLock turn(shared_.write_turn);
-    Finish(*completions, reads);
-  } else {
-    Finish(*completions, reads);
-  }
-  return true;
-}
-
-// Turns finished reads into writes, and releases finished writes and zeroes.
-void Worker::Finish(std::vector<Completion>& completions, size_t reads) {
-  for (size_t i = 0; i < completions.size(); ++i) {
-    Completion& completion = completions[i];
+  for (size_t i = 0; i < completions->size(); ++i) {
+    Completion& completion = (*completions)[i];
     unsigned index = static_cast<unsigned>(completion.tag);
     if (!completion.status.ok()) {
       slots_[index].ok = false;
@@ -229,6 +216,7 @@ void Worker::Finish(std::vector<Completion>& completions, size_t reads) {
       Release(index);
     }
   }
+  return true;
 }
 
 void Worker::OnReadDone(unsigned index) {
@@ -241,18 +229,15 @@ void Worker::OnReadDone(unsigned index) {
       Release(index);
       return;
     }
-    StartRuns(index, data);
+    // Starting operations cannot fail here: their completions report.
+    (void)policy_.ForEachRun(
+        slot.piece.offset, data,
+        [&](uint64_t offset, std::span<const std::byte> run, RunAction action) {
+          StartRun(index, offset, run, action);
+          return Status::Ok();
+        });
   }
   if (slot.pending == 0) Release(index);
-}
-
-void Worker::StartRuns(unsigned index, std::span<const std::byte> data) {
-  // Starting operations cannot fail here: their completions report.
-  (void)policy_.ForEachRun(slots_[index].piece.offset, data,
-                           [&](uint64_t offset, std::span<const std::byte> run, RunAction action) {
-                             StartRun(index, offset, run, action);
-                             return Status::Ok();
-                           });
 }
 
 void Worker::StartRun(unsigned index, uint64_t offset, std::span<const std::byte> run,
@@ -262,8 +247,6 @@ void Worker::StartRun(unsigned index, uint64_t offset, std::span<const std::byte
   ++slots_[index].pending;
   if (action == RunAction::kZero) {
     destination_.StartZero(offset, run.size(), plan_.allocated, index);
-  } else if (plan_.writers_take_turns) {
-    destination_.StartWriteNow(offset, run, index);  // in this worker's turn
   } else {
     destination_.StartWrite(offset, run, index);
   }

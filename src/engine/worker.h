@@ -53,8 +53,6 @@ class SharedCopy {
   const CopyPlan& plan;
   CopyBooks& books;  // thread-safe
   WorkMap map;       // has its own lock
-  // Held by the worker writing the destination, when plan.writers_take_turns.
-  Mutex write_turn;
 
  private:
   std::atomic<bool> failed_{false};
@@ -97,10 +95,7 @@ class Worker {
   void StartZeroPiece(const Piece& piece);
   unsigned TakeSlot(const Piece& piece);
   bool Collect(std::vector<Completion>* completions);
-  void Finish(std::vector<Completion>& completions, size_t reads);
   void OnReadDone(unsigned index);
-  // The writes and zero operations of a read piece's runs, as the piece policy says.
-  void StartRuns(unsigned index, std::span<const std::byte> data);
   void StartRun(unsigned index, uint64_t offset, std::span<const std::byte> run, RunAction action);
   void Release(unsigned index);
   void WaitForEvents();

@@ -166,7 +166,6 @@ Result<CopyPlan> MakeCopyPlan(const Options& options, const Endpoint& source,
   unsigned threads = options.threads == 0 ? OnlineCpus() : options.threads;
   plan.connections = std::min(options.connections, threads);
   if (plan.synchronous || !src.can_multi_conn || !dst.can_multi_conn) plan.connections = 1;
-  plan.writers_take_turns = plan.connections > 1 && src.local && dst.writes_serialize;
   // Clean ranges come with the extents: an incremental copy always asks.
   plan.use_extents = (options.extents || incremental) && src.can_extents;
   plan.zero_extents = options.extents;
@@ -252,12 +251,11 @@ std::string DescribeCopy(const CopyPlan& plan, const Endpoint& source,
          fmt::format(
              "nbdcopy: connections={} requests={} threads={} synchronous={} request_size={} "
              "min_request_size={} alignment={} coalesce_below={} queue_size={} sparse={} "
-             "extents={} allocated={} skip_zero_ranges={} flush={} incremental={} rate={} "
-             "writers_take_turns={}\n",
+             "extents={} allocated={} skip_zero_ranges={} flush={} incremental={} rate={}\n",
              plan.connections, plan.requests, plan.connections, plan.synchronous, plan.request_size,
              plan.min_request_size, plan.alignment, plan.coalesce_below, plan.queue_size,
              plan.sparse_size, plan.use_extents, plan.allocated, plan.skip_zero_ranges, plan.flush,
-             plan.incremental, plan.rate, plan.writers_take_turns);
+             plan.incremental, plan.rate);
 }
 
 }  // namespace nbdcopy

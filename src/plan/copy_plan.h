@@ -44,12 +44,6 @@ struct CopyPlan {
   bool allocated = false;
   bool skip_zero_ranges = false;  // destination already reads as zero there
   bool flush = false;
-  // The workers write the destination one at a time, each in its own thread
-  // (Endpoint::StartWriteNow under SharedCopy's turn): its writes serialize
-  // on one lock anyway, and with a local source a worker has nothing else
-  // to wait on, so while one writes the other reads; handed to io_uring's
-  // kernel threads instead, the writers of every worker spin on that lock.
-  bool writers_take_turns = false;
   uint64_t rate = 0;  // --rate: source bytes read a second, all workers together; 0: no cap
   std::string notes;  // adjustments made to the options, for -v ("" when none)
 };

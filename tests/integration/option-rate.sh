@@ -64,7 +64,7 @@ timed_copy() { # WHAT ARGS...: runs a copy, fails unless it took >= min_ms
 
 rate_copy parallel -v --rate=4M --request-size=1M "$(uri_for src)" "$T/out1.img"
 assert_same_file "$T/src.img" "$T/out1.img" "--rate, parallel engine"
-grep -qE " rate=$rate( |$)" "$T/cmd.err" || fail "-v does not show rate=$rate: $(grep rate= "$T/cmd.err")"
+grep -q " rate=$rate\$" "$T/cmd.err" || fail "-v does not show rate=$rate: $(grep rate= "$T/cmd.err")"
 
 rate_copy synchronous --synchronous --rate=4M --request-size=1M "$(uri_for src)" "$T/out2.img"
 assert_same_file "$T/src.img" "$T/out2.img" "--rate, --synchronous"

@@ -8,14 +8,12 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <chrono>
 #include <cstring>
 #include <memory>
 #include <mutex>
 #include <ostream>
 #include <random>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "nbdcopy/endpoint.h"
@@ -99,14 +97,6 @@ class MemoryEndpoint : public Endpoint {
     std::lock_guard lock(shared_->mutex);
     return shared_->connections;
   }
-  // Every write of every connection takes at least `pause`, so that writes
-  // of several threads overlap unless something keeps them apart.
-  void PauseInWrites(std::chrono::microseconds pause) { shared_->write_pause = pause; }
-  // Most writes running at once, over every connection.
-  unsigned max_writes_at_once() const {
-    std::lock_guard lock(shared_->mutex);
-    return shared_->max_writes_at_once;
-  }
 
   // CloneRangeFrom another MemoryEndpoint succeeds (copying the bytes, like
   // a reflink shares them), except for ranges overlapping [refuse_from,
@@ -161,14 +151,7 @@ class MemoryEndpoint : public Endpoint {
     Log("write", offset, data.size());
     if (fail_op_ == "write") return Failure("write", offset, data.size());
     if (offset + data.size() > shared_->bytes.size()) return Failure("write", offset, data.size());
-    {
-      std::lock_guard lock(shared_->mutex);
-      shared_->max_writes_at_once = std::max(shared_->max_writes_at_once, ++shared_->writes_now);
-    }
     std::memcpy(shared_->bytes.data() + offset, data.data(), data.size());
-    if (shared_->write_pause.count() > 0) std::this_thread::sleep_for(shared_->write_pause);
-    std::lock_guard lock(shared_->mutex);
-    --shared_->writes_now;
     return Status::Ok();
   }
   Status Zero(uint64_t offset, uint64_t length, bool allocate) override {
@@ -250,9 +233,6 @@ class MemoryEndpoint : public Endpoint {
     std::vector<Operation> log;
     uint64_t max_read_bytes_in_flight = 0;
     unsigned connections = 1;
-    std::chrono::microseconds write_pause{0};  // set before the copy
-    unsigned writes_now = 0;
-    unsigned max_writes_at_once = 0;
   };
   MemoryEndpoint(std::string name, std::shared_ptr<Shared> shared)
       : name_(std::move(name)), shared_(std::move(shared)) {}

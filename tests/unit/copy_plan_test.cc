@@ -82,31 +82,5 @@ TEST(CopyPlanTest, NoCloneWhenTheBytesMustBeReadOrAllocated) {
   EXPECT_FALSE(pair.Plan(allocated).clone_data);
 }
 
-TEST(CopyPlanTest, WritersTakeTurnsOnlyFromALocalSourceIntoOneLockedFile) {
-  Options options;
-  options.connections = 4;
-  options.threads = 4;
-  Pair local;
-  local.source.mutable_info().local = true;
-  local.destination.mutable_info().writes_serialize = true;
-  CopyPlan plan = local.Plan(options);
-  EXPECT_EQ(plan.connections, 4u);
-  EXPECT_TRUE(plan.writers_take_turns);
-
-  Options one = options;
-  one.connections = 1;
-  EXPECT_FALSE(local.Plan(one).writers_take_turns);
-  Options synchronous = options;
-  synchronous.synchronous = true;
-  EXPECT_FALSE(local.Plan(synchronous).writers_take_turns);
-
-  Pair remote;  // a source behind a socket: its workers have latency to hide
-  remote.destination.mutable_info().writes_serialize = true;
-  EXPECT_FALSE(remote.Plan(options).writers_take_turns);
-  Pair device;  // a destination whose writers do not share one lock
-  device.source.mutable_info().local = true;
-  EXPECT_FALSE(device.Plan(options).writers_take_turns);
-}
-
 }  // namespace
 }  // namespace nbdcopy

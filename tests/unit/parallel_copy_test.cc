@@ -123,19 +123,6 @@ TEST(ParallelCopyTest, HelperConnectionsThatCannotConnectAreCountedAndNamed) {
             "connect");
 }
 
-TEST(ParallelCopyTest, WritersTakingTurnsNeverWriteAtOnce) {
-  const size_t size = 4 * 1024 * kKiB;
-  Fixture f(MixedBytes(size, 8), size, 2);
-  f.destination.PauseInWrites(std::chrono::microseconds(200));
-  CopyPlan plan = Plan(8, 64 * kKiB, 512 * kKiB);
-  plan.writers_take_turns = true;
-  ASSERT_TRUE(f.Copy(plan).ok());
-  EXPECT_EQ(f.destination.data(), f.source.data());
-  EXPECT_EQ(f.stats.workers, 2u);
-  EXPECT_GT(f.All("write").size(), 16u);
-  EXPECT_EQ(f.destination.max_writes_at_once(), 1u);
-}
-
 TEST(ParallelCopyTest, RequestLargerThanQueueRunsAlone) {
   const size_t size = 4 * 1024 * kKiB;
   Fixture f(MixedBytes(size, 4), size, 1);
