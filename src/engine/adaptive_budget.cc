@@ -9,8 +9,11 @@ AdaptiveBudget::AdaptiveBudget(uint64_t min_request, uint64_t max_request, uint6
     : min_request_(min_request),
       max_request_(max_request),
       limit_(limit),
-      unit_(max_request),
-      budget_(std::min(limit, 4 * max_request)) {}
+      // The first probe's requests are the smallest, so that the round trip
+      // it measures is the pipeline's, not one large request's transfer.
+      unit_(min_request),
+      budget_(std::min(limit, 4 * max_request)),
+      trial_(min_request < max_request ? Trial::kLarge : Trial::kDone) {}
 
 double AdaptiveBudget::rate() const {
   return *std::max_element(window_rates_.begin(), window_rates_.end());
@@ -28,6 +31,12 @@ void AdaptiveBudget::OnDone(uint64_t bytes, Clock::time_point started, bool alon
     if (++probe_samples_ >= kProbeSamples) {
       probing_ = false;
       round_trip_ = probe_best_;
+      if (trial_ == Trial::kLarge) {
+        unit_ = max_request_;
+        // Only where the trial's windows are short: a pipeline with a long
+        // round trip needs its budget to grow, not to wait three windows.
+        if (kWindowsPerRoundTrip * round_trip_ > kMinWindow) trial_ = Trial::kDone;
+      }
       last_probe_ = now;
       // The probe's own window measured a drained pipeline: not a rate.
       window_start_ = now;
@@ -37,15 +46,48 @@ void AdaptiveBudget::OnDone(uint64_t bytes, Clock::time_point started, bool alon
   }
   window_bytes_ += bytes;
   auto window = std::max<Clock::duration>(
-      kMinWindow, round_trip_ == Clock::duration::max() ? kMinWindow : 4 * round_trip_);
+      kMinWindow,
+      round_trip_ == Clock::duration::max() ? kMinWindow : kWindowsPerRoundTrip * round_trip_);
+  // Draining the trial's large requests takes a round trip or two, not a
+  // window's measurement.
+  if (trial_ == Trial::kDrain) window = std::max<Clock::duration>(kMinDrain, 2 * round_trip_);
   if (!probing_ && now - window_start_ >= window) EndWindow(now);
+}
+
+bool AdaptiveBudget::TrialWindow(double window_rate) {
+  switch (trial_) {
+    case Trial::kLarge:  // the first window after the probe: the largest requests
+      large_rate_ = window_rate;
+      trial_ = Trial::kDrain;
+      unit_ = min_request_;
+      return true;
+    case Trial::kDrain:  // large requests still finishing: not measured
+      trial_ = Trial::kSmall;
+      return true;
+    case Trial::kSmall:
+      trial_ = Trial::kDone;
+      if (window_rate >= kSizeWins * large_rate_) {
+        max_request_ = min_request_;
+      } else if (large_rate_ >= kSizeWins * window_rate) {
+        min_request_ = max_request_;
+        unit_ = max_request_;
+      }
+      return false;
+    case Trial::kDone:
+      return false;
+  }
+  return false;
 }
 
 void AdaptiveBudget::EndWindow(Clock::time_point now) {
   double seconds = std::chrono::duration<double>(now - window_start_).count();
-  window_rates_[next_window_++ % window_rates_.size()] = window_bytes_ / seconds;
+  double window_rate = window_bytes_ / seconds;
   window_start_ = now;
   window_bytes_ = 0;
+  // The trial keeps the first budget: the two sizes are compared with the
+  // same bytes in flight, and their rates stay out of the filter.
+  if (TrialWindow(window_rate)) return;
+  window_rates_[next_window_++ % window_rates_.size()] = window_rate;
   double product = rate() * std::chrono::duration<double>(round_trip_).count();
   uint64_t wanted = static_cast<uint64_t>(kGain * product);
   unit_ = std::clamp<uint64_t>(std::bit_floor(std::max<uint64_t>(wanted / kRequestsPerBudget, 1)),

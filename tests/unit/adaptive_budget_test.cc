@@ -22,6 +22,10 @@ struct Pipeline {
   double round_trip;  // seconds
   double bandwidth;   // bytes per second
   double jitter = 0;
+  // Service time factors for requests above (below) 256 KiB (1 MiB): servers
+  // to whom a large (small) request costs more per byte.
+  double large_cost = 1;
+  double small_cost = 1;
 };
 
 struct Outcome {
@@ -57,7 +61,9 @@ Outcome Simulate(const Pipeline& pipeline, uint64_t request, uint64_t limit, dou
     for (;;) {
       uint64_t size = budget.request_size();
       if (!in_flight.empty() && bytes_in_flight + size > budget.budget()) break;
-      double service = size / pipeline.bandwidth * stretch(rng);
+      double cost = size > 256 * 1024 ? pipeline.large_cost : 1.0;
+      if (size < kMiB) cost *= pipeline.small_cost;
+      double service = size / pipeline.bandwidth * cost * stretch(rng);
       double done = std::max(now + pipeline.round_trip * stretch(rng), server_free + service);
       server_free = std::max(server_free, now) + service;
       in_flight.push_back({now, done, size, in_flight.empty()});
@@ -118,6 +124,45 @@ TEST(AdaptiveBudgetTest, FastPipelinesGetSmallRequestsSlowOnesLarge) {
   Outcome slow = Simulate({0.010, 4e9}, kMiB, 12 * kMiB, 3.0, 256 * 1024);
   EXPECT_EQ(slow.final_request, kMiB);
   EXPECT_GT(slow.throughput, 0.9 * 12 * kMiB / 0.010);
+}
+
+TEST(AdaptiveBudgetTest, AServerSlowOnLargeRequestsGetsSmallOnes) {
+  // Large requests cost it six times as much a byte (qemu-nbd reading qcow2
+  // here): the trial's small window wins, and stays.
+  Pipeline server{0.0003, 3e9};
+  server.large_cost = 6;
+  Outcome o = Simulate(server, kMiB, 12 * kMiB, 2.0, 256 * 1024);
+  EXPECT_EQ(o.final_request, 256u * 1024);
+  EXPECT_GT(o.throughput, 0.8 * 3e9);
+  // Without the trial (min = max) large requests would stay: the product
+  // of their own long round trips keeps them.
+  Outcome fixed = Simulate(server, kMiB, 12 * kMiB, 2.0);
+  EXPECT_LT(fixed.throughput, 0.3 * 3e9);
+}
+
+TEST(AdaptiveBudgetTest, AServerSlowOnSmallRequestsKeepsLargeOnes) {
+  // Small requests cost it four times as much a byte (qemu-nbd writing a
+  // new qcow2 image here): the trial keeps the largest requests.
+  Pipeline server{0.0003, 3e9};
+  server.small_cost = 4;
+  Outcome o = Simulate(server, kMiB, 12 * kMiB, 2.0, 256 * 1024);
+  EXPECT_EQ(o.final_request, kMiB);
+  EXPECT_GT(o.throughput, 0.8 * 3e9);
+}
+
+TEST(AdaptiveBudgetTest, TheFirstProbeIsOfSmallRequestsAndSlowPipelinesSkipTheTrial) {
+  AdaptiveBudget fresh(256 * 1024, kMiB, 12 * kMiB);
+  EXPECT_EQ(fresh.request_size(), 256u * 1024);
+  EXPECT_EQ(fresh.budget(), 256u * 1024);  // one request alone
+  // 10 ms round trips: windows of 40 ms, too long to try sizes in.
+  AdaptiveBudget slow(256 * 1024, kMiB, 12 * kMiB);
+  const Clock::time_point t0{};
+  slow.OnDone(256 * 1024, t0, true, t0 + std::chrono::milliseconds(10));
+  slow.OnDone(256 * 1024, t0 + std::chrono::milliseconds(10), true,
+              t0 + std::chrono::milliseconds(20));
+  EXPECT_FALSE(slow.probing());
+  EXPECT_TRUE(slow.sizes_tried());
+  EXPECT_EQ(slow.request_size(), kMiB);
 }
 
 TEST(AdaptiveBudgetTest, BudgetStaysWithinItsBounds) {
