@@ -15,7 +15,12 @@
 #   file-to-file  ext4 image (mke2fs -d $FSIMAGE_DIR, $FSIMAGE_SIZE) -> new file on $SHM
 #   file-to-disk  the same image -> new file in $DISKDIR (the disk; sync before each run)
 #   sparsefile    bench/mksparse.py 2 GiB (768 MiB data, holes) -> new file on $SHM
-# Default: file-to-file file-to-disk.
+#   pattern       nbdkit pattern 1 GiB -> nbdkit memory, --flush (the NBD data path)
+#   latency       nbdkit pattern 512 MiB, 10 ms a read (delay filter) -> nbdkit memory, --flush
+#   qcow2-source  the ext4 image in qcow2 through [ qemu-nbd -r -f qcow2 ] -> new file on $SHM
+#   file-to-qcow2 the ext4 image -> a new qcow2 image through [ qemu-nbd -f qcow2 ] (on $SHM)
+# Default: file-to-file file-to-disk. The NBD servers of a workload run for all of its
+# rounds (Unix sockets in a temporary directory); [ qemu-nbd ] is started by each copier.
 set -euo pipefail
 
 BENCH=$(cd "$(dirname "$0")" && pwd)
@@ -74,9 +79,33 @@ fs_image() {
   mv "$FSIMAGE.tmp" "$FSIMAGE"
 }
 
-# setup W: sets SRC, DST and PRE (what runs, untimed, before every run).
+qcow2_image() {
+  QCOW2=${FSIMAGE%.raw}.qcow2
+  [ -s "$QCOW2" ] && return 0
+  qemu-img convert -f raw -O qcow2 "$FSIMAGE" "$QCOW2.tmp" && mv "$QCOW2.tmp" "$QCOW2"
+}
+
+# nbdkit_server NAME ARGS...: an nbdkit on $SOCKETS/NAME.sock for this workload's rounds.
+nbdkit_server() {
+  local name=$1
+  shift
+  nbdkit -U "$SOCKETS/$name.sock" -P "$SOCKETS/$name.pid" "$@" ||
+    die "nbdkit $* did not start"
+  SERVER_PIDS+=("$(cat "$SOCKETS/$name.pid")")
+}
+nbd_uri() { echo "nbd+unix:///?socket=$SOCKETS/$1.sock"; }
+
+stop_servers() {
+  local pid
+  for pid in "${SERVER_PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
+  SERVER_PIDS=()
+}
+
+# setup W: sets SRC and DST (operands), OPTS (options of every copier), PRE (what runs,
+# untimed, before every run), CHECK (a command whose success says the copy is right),
+# DATA (bytes of data the source holds) and PEERS_OK (the peers that can run it).
 setup() {
-  PRE=:
+  PRE=: OPTS='' PEERS_OK="nbdcopy qemu-img cp dd"
   case $1 in
     file-to-file) fs_image; SRC=$FSIMAGE; DST=$SHM/ab-$1.img ;;
     file-to-disk) fs_image; SRC=$FSIMAGE; mkdir -p "$DISKDIR"; DST=$DISKDIR/ab-$1.img; PRE=sync ;;
@@ -85,16 +114,47 @@ setup() {
       [ -s "$SRC" ] || python3 "$BENCH/mksparse.py" "$SRC" 2048 1
       DST=$SHM/ab-$1.img
       ;;
-    *) die "$1: unknown workload (file-to-file file-to-disk sparsefile)" ;;
+    pattern | latency)
+      local mib=1024
+      if [ "$1" = pattern ]; then
+        nbdkit_server src -r pattern "size=${mib}M"
+      else
+        mib=512
+        nbdkit_server src -r --filter=delay pattern "size=${mib}M" delay-read=10ms
+      fi
+      nbdkit_server dst memory "size=${mib}M"
+      SRC=$(nbd_uri src) DST=$(nbd_uri dst) OPTS=--flush PEERS_OK=nbdcopy
+      CHECK="qemu-img compare -q -f raw -F raw $SRC $DST"
+      DATA=$((mib << 20))
+      return
+      ;;
+    qcow2-source)
+      fs_image
+      qcow2_image
+      SRC="[ qemu-nbd -r -f qcow2 $QCOW2 ]" DST=$SHM/ab-$1.img OPTS=-- PEERS_OK=nbdcopy
+      CHECK="cmp -s $FSIMAGE $DST"
+      ;;
+    file-to-qcow2)
+      fs_image
+      local out=$SHM/ab-$1.qcow2
+      SRC=$FSIMAGE DST="[ qemu-nbd -f qcow2 $out ]" OPTS=-- PEERS_OK=nbdcopy
+      PRE="rm -f $out; qemu-img create -q -f qcow2 $out $(stat -c %s "$FSIMAGE")"
+      CHECK="qemu-img compare -q -f raw -F qcow2 $FSIMAGE $out"
+      ;;
+    *) die "$1: unknown workload (file-to-file file-to-disk sparsefile pattern latency qcow2-source file-to-qcow2)" ;;
   esac
+  [ -n "$CHECK" ] || CHECK="cmp -s $SRC $DST"
+  local data_file=$FSIMAGE
+  [ -f "$SRC" ] && data_file=$SRC
+  DATA=$(($(stat -c '%b * %B' "$data_file")))
 }
 
 # command_for LABEL: the command line of one copy of $SRC to $DST.
 command_for() {
   case $1 in
-    new) echo "$NEW $SRC $DST" ;;
-    old) echo "$OLD $SRC $DST" ;;
-    nbdcopy) echo "/usr/bin/nbdcopy $SRC $DST" ;;
+    new) echo "$NEW $OPTS $SRC $DST" ;;
+    old) echo "$OLD $OPTS $SRC $DST" ;;
+    nbdcopy) echo "/usr/bin/nbdcopy $OPTS $SRC $DST" ;;
     qemu-img) echo "qemu-img convert -W -f raw -O raw $SRC $DST" ;;
     cp) echo "cp --sparse=always $SRC $DST" ;;
     dd) echo "dd if=$SRC of=$DST bs=1M conv=sparse status=none" ;;
@@ -103,30 +163,37 @@ command_for() {
 }
 
 OLD=$(build_old "$OLD_REV")
-LABELS=(new old)
 read -r -a PEER_LIST <<<"$PEERS"
-LABELS+=("${PEER_LIST[@]}")
 OUT=$(mktemp -d "${TMPDIR:-/tmp}/ab.XXXXXX")
-trap 'rm -rf "$OUT"' EXIT
+SOCKETS=$(mktemp -d /tmp/ab-sock.XXXXXX)  # short: a Unix socket path has ~107 bytes
+SERVER_PIDS=()
+trap 'stop_servers; rm -rf "$OUT" "$SOCKETS"' EXIT
 echo "ab: new = $NEW ($(git -C "$ROOT" rev-parse --short HEAD)$(git -C "$ROOT" diff --quiet HEAD || echo +dirty))"
 echo "ab: old = $OLD ($(git -C "$ROOT" rev-parse --short "$OLD_REV"))"
 for w in "${WORKLOADS[@]}"; do
+  CHECK=
   setup "$w"
-  data_bytes=$(($(stat -c '%b * %B' "$SRC")))
+  data_bytes=$DATA
+  labels=(new old)
+  for label in "${PEER_LIST[@]}"; do
+    if [[ " $PEERS_OK " == *" $label "* ]]; then labels+=("$label"); else
+      echo "ab: $w: $label cannot copy $SRC to $DST, left out" >&2; fi
+  done
   for ((i = 0; i < RUNS; i++)); do
-    for label in "${LABELS[@]}"; do
-      rm -f "$DST"
-      $PRE
+    for label in "${labels[@]}"; do
+      if [ -f "$DST" ]; then rm -f "$DST"; fi
+      sh -c "$PRE"
       read -r -a cmd <<<"$(command_for "$label")"
       "$TIME" -f '%e %U %S' -a -o "$OUT/$w.$label" "${cmd[@]}" >/dev/null ||
         die "$w: $label failed: ${cmd[*]}"
-      cmp -s "$SRC" "$DST" || die "$w: $label: the copy differs from the source"
+      sh -c "$CHECK" || die "$w: $label: the copy differs from the source ($CHECK)"
     done
   done
-  rm -f "$DST"
+  if [ -f "$DST" ]; then rm -f "$DST"; fi
+  stop_servers
   echo "== $w: $SRC -> $DST, $RUNS alternating runs each," \
     "$((data_bytes >> 20)) MiB of data"
-  python3 - "$OUT" "$w" "$data_bytes" "${LABELS[@]}" <<'EOF'
+  python3 - "$OUT" "$w" "$data_bytes" "${labels[@]}" <<'EOF'
 import statistics, sys
 out, w, data, labels = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4:]
 runs = {}
