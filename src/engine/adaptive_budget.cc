@@ -45,9 +45,9 @@ void AdaptiveBudget::OnDone(uint64_t bytes, Clock::time_point started, bool alon
     }
   }
   window_bytes_ += bytes;
-  auto window = std::max<Clock::duration>(
-      kMinWindow,
-      round_trip_ == Clock::duration::max() ? kMinWindow : kWindowsPerRoundTrip * round_trip_);
+  auto window = std::max<Clock::duration>(kMinWindow, round_trip_ == Clock::duration::max()
+                                                          ? kMinWindow
+                                                          : kWindowsPerRoundTrip * round_trip_);
   // Draining the trial's large requests takes a round trip or two, not a
   // window's measurement.
   if (trial_ == Trial::kDrain) window = std::max<Clock::duration>(kMinDrain, 2 * round_trip_);
