@@ -108,7 +108,7 @@ stop_servers() {
 # untimed, before every run), CHECK (a command whose success says the copy is right),
 # DATA (bytes of data the source holds) and PEERS_OK (the peers that can run it).
 setup() {
-  PRE=: OPTS='' PEERS_OK="nbdcopy qemu-img cp dd"
+  PRE=: OPTS='' CHECK='' PEERS_OK="nbdcopy qemu-img cp dd"
   case $1 in
     file-to-file) fs_image; SRC=$FSIMAGE; DST=$SHM/ab-$1.img ;;
     file-to-disk) fs_image; SRC=$FSIMAGE; mkdir -p "$DISKDIR"; DST=$DISKDIR/ab-$1.img; PRE=sync ;;
@@ -174,9 +174,8 @@ trap 'stop_servers; rm -rf "$OUT" "$SOCKETS"' EXIT
 echo "ab: new = $NEW ($(git -C "$ROOT" rev-parse --short HEAD)$(git -C "$ROOT" diff --quiet HEAD || echo +dirty))"
 echo "ab: old = $OLD ($(git -C "$ROOT" rev-parse --short "$OLD_REV"))"
 for w in "${WORKLOADS[@]}"; do
-  CHECK='' WORKLOAD=$w
+  WORKLOAD=$w
   setup "$w"
-  data_bytes=$DATA
   labels=(new old)
   for label in "${PEER_LIST[@]}"; do
     if [[ " $PEERS_OK " == *" $label "* ]]; then labels+=("$label"); else
@@ -199,8 +198,8 @@ for w in "${WORKLOADS[@]}"; do
   if [ -f "$DST" ]; then rm -f "$DST"; fi
   stop_servers
   echo "== $w: $SRC -> $DST, $RUNS alternating runs each," \
-    "$((data_bytes >> 20)) MiB of data"
-  python3 - "$OUT" "$w" "$data_bytes" "${labels[@]}" <<'EOF'
+    "$((DATA >> 20)) MiB of data"
+  python3 - "$OUT" "$w" "$DATA" "${labels[@]}" <<'EOF'
 import statistics, sys
 out, w, data, labels = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4:]
 runs = {}

@@ -12,7 +12,7 @@ packages=(
   hyperfine gnuplot-nox time python3
   nbd-server  # a third NBD server for the retry/reconnect matrix (tests)
   gddrescue  # ddrescuelog reads the --checkpoint mapfile (tests)
-  strace  # the system calls a copy makes (tests: copy-file-to-file-writes)
+  strace  # the system calls a copy makes (tests: copy-file-to-file-truncate)
   xfsprogs btrfs-progs e2fsprogs  # file systems that share blocks (reflink tests), filefrag
   clang-14 libclang-rt-14-dev libfuzzer-14-dev llvm-14  # sanitizers, fuzzing, symbolized reports
   ccache  # every build (plain, asan, tsan) compiles through it when present
