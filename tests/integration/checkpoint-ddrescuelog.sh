@@ -16,7 +16,8 @@
 #   shows only the fingerprint and destination samples, no copy read),
 #   and leaves the destination (bytes and mtime) and FILE (not rewritten)
 #   as they were.
-# Then 20 SIGKILLs at spread points of a copy that checkpoints every 10 ms
+# Then 20 SIGKILLs at spread points of a copy (counted from the end of its
+# start-up, the probe of FILE.tmp) that checkpoints every 10 ms
 # (NBDCOPY_CHECKPOINT_SECONDS=0.01), both engines, while FILE is read as
 # fast as possible: every snapshot and FILE after every kill is a whole
 # mapfile (never empty or partial: it is replaced by rename), a stale
@@ -172,6 +173,10 @@ map=$T/storm.map
 dst=$T/storm.img
 delays_ms=(50 300 120 450 200 80 380 250 150 500 100 330 60 420 180 280 220 90 360 140)
 snapshots=() kills=0 tmps=0 n=0
+snapshot() { # read FILE as fast as we can
+    n=$((n + 1))
+    if cp "$map" "$T/snap.$n" 2>/dev/null; then snapshots+=("$T/snap.$n"); fi
+}
 for delay in "${delays_ms[@]}"; do
     engine=(); ((kills % 2)) && engine=(--synchronous)
     # A stale FILE.tmp, as a kill in the middle of a write leaves it:
@@ -185,11 +190,17 @@ for delay in "${delays_ms[@]}"; do
     "$NBDCOPY" --rate=2M --request-size=64K "${engine[@]}" --checkpoint="$map" \
         "$source_file" "$dst" 2>"$T/kill.err" &
     pid=$!
-    deadline=$((${EPOCHREALTIME/./} + delay * 1000))
-    while ((${EPOCHREALTIME/./} < deadline)); do  # read FILE as fast as we can
-        n=$((n + 1))
-        cp "$map" "$T/snap.$n" 2>/dev/null && snapshots+=("$T/snap.$n")
+    # The delay counts from the moment the run is past its start-up: it
+    # has probed FILE.tmp (created and removed it, the stale one with it).
+    # Counted from the launch instead, a slow start (ASan at full load)
+    # took every delay, and no run ever reached a checkpoint.
+    started_by=$((${EPOCHREALTIME/./} + 60000000))
+    while [[ -e $map.tmp ]] && kill -0 "$pid" 2>/dev/null; do
+        snapshot
+        ((${EPOCHREALTIME/./} < started_by)) || fail "storm: run $((kills + 1)) not started after 60 s (FILE.tmp still there)"
     done
+    deadline=$((${EPOCHREALTIME/./} + delay * 1000))
+    while ((${EPOCHREALTIME/./} < deadline)); do snapshot; done
     kill -9 "$pid" 2>/dev/null || true
     rc=0
     wait "$pid" 2>/dev/null || rc=$?
