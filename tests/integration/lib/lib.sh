@@ -112,6 +112,7 @@ _cleanup() {
         eval "${AT_EXIT[i]}"
     done
     release_resources
+    [[ -z ${CPU_LOG:-} ]] || echo "$TEST_NAME $(times | tr '\n' ' ')" >>"$CPU_LOG"
     if [[ $rc -ne 0 && $rc -ne 77 ]]; then
         # Help whoever reads the CTest log: show what the servers said.
         local f

@@ -106,7 +106,9 @@ cell_operands() {
 cell_copy_ok() {
     if [[ $RC -ne 0 ]]; then
         assert_server_alive srv "cell $CELL"
-        cell_fail "nbdcopy failed (exit status $RC): $(copy_error "$CELL_LABEL")"
+        local listens=no
+        _server_listens "$(cat "$T/srv.pid")" "$(_server_address srv)" && listens=yes
+        cell_fail "nbdcopy failed (exit status $RC; the server runs, listening: $listens): $(copy_error "$CELL_LABEL")"
     fi
     grep -q "could not be re-established" "$T/$CELL_LABEL.err" &&
         cell_fail "succeeded, but says a connection could not be re-established"
@@ -268,7 +270,9 @@ _kill_cell_start() {
     # (-v shows the losses and reconnections as -p does; --progress=3 tells
     # when the copy is under way: its first connection's handshake is
     # done, and a run's first handshake cut fails the copy at once.)
-    start_bg_copy "$CELL_LABEL" -v --progress=3 --retry=5 --rate="$rate" --request-size=256K \
+    # --retry=7: attempts over 63 s (1, 2, 4 ... 32 s apart), where a
+    # server restarted on a loaded machine took over the 15 s of 5.
+    start_bg_copy "$CELL_LABEL" -v --progress=3 --retry=7 --rate="$rate" --request-size=256K \
         "${ENGINE_OPTS[@]}" "${OPERANDS[@]}"
     # The server is frozen (SIGSTOP) the moment the copy is 5 % done with
     # all its connections open: the copy cannot end, nor its connections
@@ -323,8 +327,10 @@ kill_cell() {
             cell_fail "the killed writeback server had written to its file: the cell would not test lost writes"
         msg "cell $CELL: the killed server lost all the copy had written ($progress done; its file is all zeroes)"
     fi
+    local killed_at=${EPOCHREALTIME/./}
     sleep "$delay"
     restart_server srv
+    msg "cell $CELL: the server listens again $(((${EPOCHREALTIME/./} - killed_at) / 1000)) ms after the kill"
     finish_bg_copy "$CELL_LABEL"
     cell_copy_ok
     assert_server_alive srv "cell $CELL"
