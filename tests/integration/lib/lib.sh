@@ -112,7 +112,8 @@ _cleanup() {
         eval "${AT_EXIT[i]}"
     done
     release_resources
-    [[ -z ${CPU_LOG:-} ]] || echo "$TEST_NAME $(times | tr '\n' ' ')" >>"$CPU_LOG"
+    # (the builtin in this shell: a subshell would count its own times)
+    [[ -z ${TEST_CPU_LOG:-} ]] || times >"$TEST_CPU_LOG.${TEST_NAME//\//_}.$$"
     if [[ $rc -ne 0 && $rc -ne 77 ]]; then
         # Help whoever reads the CTest log: show what the servers said.
         local f
