@@ -13,7 +13,8 @@ AdaptiveBudget::AdaptiveBudget(uint64_t min_request, uint64_t max_request, uint6
       // it measures is the pipeline's, not one large request's transfer.
       unit_(min_request),
       budget_(std::min(limit, 4 * max_request)),
-      trial_(min_request < max_request ? Trial::kLarge : Trial::kDone) {}
+      trial_(min_request < max_request ? Trial::kLarge : Trial::kDone),
+      first_probe_(min_request < max_request ? FirstProbe::kSmall : FirstProbe::kDone) {}
 
 double AdaptiveBudget::rate() const {
   return *std::max_element(window_rates_.begin(), window_rates_.end());
@@ -25,22 +26,23 @@ void AdaptiveBudget::OnDone(uint64_t bytes, Clock::time_point started, bool alon
     window_start_ = started;
     last_probe_ = started;
   }
-  if (alone && !probing_) round_trip_ = std::min(round_trip_, now - started);
+  // (Not during the trial: its requests change size under one round trip.)
+  if (alone && !probing_ && trial_ == Trial::kDone) {
+    round_trip_ = std::min(round_trip_, now - started);
+  }
   if (probing_ && alone) {
     probe_best_ = std::min(probe_best_, now - started);
-    if (++probe_samples_ >= kProbeSamples) {
-      probing_ = false;
-      round_trip_ = probe_best_;
-      if (trial_ == Trial::kLarge) {
-        unit_ = max_request_;
-        // Only where the trial's windows are short: a pipeline with a long
-        // round trip needs its budget to grow, not to wait three windows.
-        if (kWindowsPerRoundTrip * round_trip_ > kMinWindow) trial_ = Trial::kDone;
-      }
-      last_probe_ = now;
-      // The probe's own window measured a drained pipeline: not a rate.
-      window_start_ = now;
-      window_bytes_ = 0;
+    const bool timed = first_probe_ == FirstProbe::kLarge || ++probe_samples_ >= kProbeSamples;
+    if (timed && first_probe_ == FirstProbe::kSmall) {
+      // The smallest requests timed: now one of the largest.
+      small_round_trip_ = probe_best_;
+      first_probe_ = FirstProbe::kLarge;
+      unit_ = max_request_;
+      probe_best_ = Clock::duration::max();
+      return;
+    }
+    if (timed) {
+      EndProbe(now);
       return;
     }
   }
@@ -54,6 +56,22 @@ void AdaptiveBudget::OnDone(uint64_t bytes, Clock::time_point started, bool alon
   if (!probing_ && now - window_start_ >= window) EndWindow(now);
 }
 
+void AdaptiveBudget::EndProbe(Clock::time_point now) {
+  probing_ = false;
+  round_trip_ = probe_best_;
+  if (first_probe_ == FirstProbe::kLarge) {
+    first_probe_ = FirstProbe::kDone;
+    large_round_trip_ = round_trip_;
+    // Only where the trial's windows are short: a pipeline with a long
+    // round trip needs its budget to grow, not to wait three windows.
+    if (kWindowsPerRoundTrip * small_round_trip_ > kMinWindow) trial_ = Trial::kDone;
+  }
+  last_probe_ = now;
+  // The probe's own window measured a drained pipeline: not a rate.
+  window_start_ = now;
+  window_bytes_ = 0;
+}
+
 bool AdaptiveBudget::TrialWindow(double window_rate) {
   switch (trial_) {
     case Trial::kLarge:  // the first window after the probe: the largest requests
@@ -63,15 +81,22 @@ bool AdaptiveBudget::TrialWindow(double window_rate) {
       return true;
     case Trial::kDrain:  // large requests still finishing: not measured
       trial_ = Trial::kSmall;
+      round_trip_ = small_round_trip_;
       return true;
     case Trial::kSmall:
       trial_ = Trial::kDone;
       if (window_rate >= kSizeWins * large_rate_) {
         max_request_ = min_request_;
-      } else if (large_rate_ >= kSizeWins * window_rate) {
+        return false;
+      }
+      if (large_rate_ >= kSizeWins * window_rate) {
         min_request_ = max_request_;
         unit_ = max_request_;
+        round_trip_ = large_round_trip_;
       }
+      // No winner: the product picks sizes from the small requests' round
+      // trip (a fast pipeline whose round trip grows with its requests
+      // settles on the smaller ones, whose buffers stay in the caches).
       return false;
     case Trial::kDone:
       return false;

@@ -26,6 +26,11 @@
 // rest of the copy. Otherwise the product decides, as it does between.
 // Not where the round trip is long (windows of more than kMinWindow): there
 // three windows at the first budget would cost more than any request size.
+// The first probe times both sizes: kProbeSamples requests of the smallest
+// (whether to run the trial), then one of the largest. The product uses the
+// round trip of the size in force: through nbdkit's delay filter a 1M read
+// took 21 ms against 11.5 ms at 256K, and a product of the shorter one with
+// the larger requests' rate kept the budget at half of what it needed.
 //
 // Thread safety: none; each worker owns one.
 #ifndef NBDCOPY_ADAPTIVE_BUDGET_H_
@@ -84,6 +89,11 @@ class AdaptiveBudget {
   // The window at each end of the request sizes (see above).
   enum class Trial { kLarge, kDrain, kSmall, kDone };
 
+  // The first probe's requests: the smallest, then (where sizes differ)
+  // one of the largest.
+  enum class FirstProbe { kSmall, kLarge, kDone };
+
+  void EndProbe(Clock::time_point now);
   void EndWindow(Clock::time_point now);
   // Ends a window of the size trial; false once the trial is over.
   bool TrialWindow(double window_rate);
@@ -104,6 +114,11 @@ class AdaptiveBudget {
   std::array<double, 4> window_rates_{};  // the last few windows, bytes/s
   unsigned next_window_ = 0;
   Trial trial_;
+  FirstProbe first_probe_;
+  // Unloaded round trips of the smallest and the largest requests, from the
+  // first probe (the trial switches round_trip_ between them).
+  Clock::duration small_round_trip_ = Clock::duration::max();
+  Clock::duration large_round_trip_ = Clock::duration::max();
   double large_rate_ = 0;  // bytes/s of the window of largest requests
 };
 
