@@ -24,7 +24,8 @@ bool IsUnsupported(int error_number) {
 }  // namespace
 
 Result<std::unique_ptr<FileEndpoint>> FileEndpoint::Create(std::string name, UniqueFd fd,
-                                                           const struct stat& st, bool writable) {
+                                                           const struct stat& st, bool writable,
+                                                           bool overlapped) {
   bool block = S_ISBLK(st.st_mode);
   std::unique_ptr<FileEndpoint> endpoint(new FileEndpoint(std::move(name), std::move(fd), block));
   EndpointInfo& info = endpoint->info_;
@@ -65,7 +66,7 @@ Result<std::unique_ptr<FileEndpoint>> FileEndpoint::Create(std::string name, Uni
   info.efficient_zero = true;
   info.can_flush = true;
   info.can_multi_conn = true;
-  endpoint->EnableOverlappedIo();
+  if (overlapped) endpoint->EnableOverlappedIo();
   return endpoint;
 }
 

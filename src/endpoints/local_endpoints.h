@@ -20,8 +20,11 @@ namespace nbdcopy {
 class FileEndpoint : public Endpoint {
  public:
   // REQUIRES fd refers to a regular file or block device described by st.
+  // overlapped: I/O through io_uring where the kernel allows it (and in
+  // every connection made from this one).
   static Result<std::unique_ptr<FileEndpoint>> Create(std::string name, UniqueFd fd,
-                                                      const struct stat& st, bool writable);
+                                                      const struct stat& st, bool writable,
+                                                      bool overlapped);
 
   const std::string& name() const override { return name_; }
   const EndpointInfo& info() const override { return info_; }

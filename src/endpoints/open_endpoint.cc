@@ -23,7 +23,8 @@ Result<std::unique_ptr<Endpoint>> OpenStdio(Role role) {
   return std::unique_ptr<Endpoint>(new PipeEndpoint("-", UniqueFd(copy)));
 }
 
-Result<std::unique_ptr<Endpoint>> OpenLocal(const std::string& path, Role role, bool must_exist) {
+Result<std::unique_ptr<Endpoint>> OpenLocal(const std::string& path, Role role, bool must_exist,
+                                            bool overlapped) {
   int flags = O_CLOEXEC | O_NOCTTY;
   if (role == Role::kSource) {
     flags |= O_RDONLY;
@@ -47,7 +48,8 @@ Result<std::unique_ptr<Endpoint>> OpenLocal(const std::string& path, Role role, 
   struct stat st;
   if (fstat(fd.get(), &st) == -1) return Status::FromErrno(path, errno);
   if (S_ISREG(st.st_mode) || S_ISBLK(st.st_mode)) {
-    auto file = FileEndpoint::Create(path, std::move(fd), st, role == Role::kDestination);
+    auto file =
+        FileEndpoint::Create(path, std::move(fd), st, role == Role::kDestination, overlapped);
     if (!file.ok()) return file.status();
     return std::unique_ptr<Endpoint>(std::move(file).value());
   }
@@ -56,6 +58,10 @@ Result<std::unique_ptr<Endpoint>> OpenLocal(const std::string& path, Role role, 
 }
 
 }  // namespace
+
+bool OverlapFileIo(EndpointKind other) {
+  return other == EndpointKind::kNbdUri || other == EndpointKind::kCommand;
+}
 
 Result<std::unique_ptr<Endpoint>> OpenEndpoint(const EndpointSpec& spec, Role role,
                                                const OpenFlags& flags) {
@@ -77,7 +83,7 @@ Result<std::unique_ptr<Endpoint>> OpenEndpoint(const EndpointSpec& spec, Role ro
       return std::unique_ptr<Endpoint>(std::move(nbd).value());
     }
     case EndpointKind::kLocalPath:
-      return OpenLocal(spec.text, role, flags.must_exist);
+      return OpenLocal(spec.text, role, flags.must_exist, flags.overlapped_file_io);
   }
   return Status::Error(spec.text + ": unknown endpoint kind");
 }

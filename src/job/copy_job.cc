@@ -76,6 +76,7 @@ Result<EndpointPair> OpenEndpoints(const Options& options, RunReport* report,
   flags.notices = notices;
   OpenFlags source_flags = flags;
   source_flags.dirty_bitmap = options.dirty_bitmap.value_or("");
+  source_flags.overlapped_file_io = OverlapFileIo(destination_spec->kind);
   auto source = OpenEndpoint(*source_spec, Role::kSource, source_flags);
   if (!source.ok()) return source.status();
   // Before any progress frame, and before a destination's refusal it may explain.
@@ -92,6 +93,7 @@ Result<EndpointPair> OpenEndpoints(const Options& options, RunReport* report,
     report->listed_ranges = listed->size();
   }
   OpenFlags destination_flags = flags;
+  destination_flags.overlapped_file_io = OverlapFileIo(source_spec->kind);
   // A resumed copy continues the destination it began.
   destination_flags.must_exist = incremental || (checkpoint && checkpoint->resuming());
   auto destination = OpenEndpoint(*destination_spec, Role::kDestination, destination_flags);

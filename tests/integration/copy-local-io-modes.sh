@@ -1,35 +1,61 @@
 #!/usr/bin/env bash
-# Local files and block devices, with io_uring (the default) and with the
-# plain system calls (NBDCOPY_IO_URING=0): both copy every byte, and -v
-# shows which one ran. With the ring, many requests are in flight at once.
+# Local files and block devices: beside an NBD server their I/O goes through
+# io_uring (the worker's poll loop never waits in a system call), or the
+# plain system calls with NBDCOPY_IO_URING=0; between two local endpoints
+# always the plain calls (nothing else to wait for: the ring only added
+# hand-overs). Every way copies every byte, and -v shows which one ran
+# (overlapped_io=); with the ring, many requests are in flight at once.
 # labels: root
 source "$(dirname "$0")/lib/lib.sh"
+require_cmd nbdkit
 
 size=$((24 * MiB + 1536))   # whole sectors, so a loop device holds it
 make_test_file "$T/src.img" "$size"
 make_random_file "$T/junk.img" "$size"
+start_nbdkit src -r file "$T/src.img"
+start_nbdkit dst memory size="$size"
 
-for mode in uring plain; do
-    env=()
-    expect=true
-    if [[ $mode == plain ]]; then env=(NBDCOPY_IO_URING=0); expect=false; fi
-    for opts in "" "--allocated" "-C 1 --request-size=64K" "--synchronous" "-S 0"; do
-        cp "$T/junk.img" "$T/dst.img"
-        msg "$mode [$opts]: file -> existing file"
+# expect_overlapped SIDE true|false WHAT: -v's line for SIDE (src, dst) says so.
+expect_overlapped() {
+    grep -q "^nbdcopy: $1: size=.* overlapped_io=$2" "$T/v.err" ||
+        fail "$3: expected $1 overlapped_io=$2: $(grep "^nbdcopy: $1: size=" "$T/v.err")"
+}
+
+for opts in "" "--allocated" "-C 1 --request-size=64K" "--synchronous" "-S 0"; do
+    for mode in uring plain; do
+        env=()
+        expect=true
+        if [[ $mode == plain ]]; then env=(NBDCOPY_IO_URING=0); expect=false; fi
         # shellcheck disable=SC2086
-        env "${env[@]}" "$NBDCOPY" -v $opts "$T/src.img" "$T/dst.img" 2>"$T/v.err" ||
-            fail "$mode [$opts]: copy failed: $(grep -v libnbd "$T/v.err" | tail -2)"
-        assert_same_file "$T/src.img" "$T/dst.img" "$mode [$opts]"
-        grep -q "dst: size=$size .*overlapped_io=$expect" "$T/v.err" ||
-            fail "$mode: expected overlapped_io=$expect: $(grep 'dst:' "$T/v.err")"
+        {
+            cp "$T/junk.img" "$T/dst.img"
+            what="$mode [$opts]: nbd -> existing file"
+            env "${env[@]}" "$NBDCOPY" -v $opts "$(uri_for src)" "$T/dst.img" 2>"$T/v.err" ||
+                fail "$what: copy failed: $(grep -v libnbd "$T/v.err" | tail -2)"
+            assert_same_file "$T/src.img" "$T/dst.img" "$what"
+            expect_overlapped dst "$expect" "$what"
+            what="$mode [$opts]: file -> nbd"
+            env "${env[@]}" "$NBDCOPY" -v $opts "$T/src.img" "$(uri_for dst)" 2>"$T/v.err" ||
+                fail "$what: copy failed: $(grep -v libnbd "$T/v.err" | tail -2)"
+            assert_nbd_equals_file "$(uri_for dst)" "$T/src.img" "$what"
+            expect_overlapped src "$expect" "$what"
+        }
     done
-    # With the ring a worker keeps several requests in flight.
-    if [[ $mode == uring ]]; then
-        run_copy -v -C 1 --request-size=64K "$T/src.img" "$T/dst.img"
-        inflight=$(sed -n 's/.*max_requests_in_flight=\([0-9]*\).*/\1/p' "$T/cmd.err")
-        [[ ${inflight:-0} -gt 1 ]] || fail "io_uring: only ${inflight:-0} request in flight"
-    fi
+    # Between two files: the plain calls, whatever the setting.
+    cp "$T/junk.img" "$T/dst.img"
+    what="[$opts]: file -> existing file"
+    # shellcheck disable=SC2086
+    "$NBDCOPY" -v $opts "$T/src.img" "$T/dst.img" 2>"$T/v.err" ||
+        fail "$what: copy failed: $(grep -v libnbd "$T/v.err" | tail -2)"
+    assert_same_file "$T/src.img" "$T/dst.img" "$what"
+    expect_overlapped src false "$what"
+    expect_overlapped dst false "$what"
 done
+
+# With the ring a worker keeps several requests in flight.
+run_copy -v -C 1 --request-size=64K "$(uri_for src)" "$T/dst.img"
+inflight=$(sed -n 's/.*max_requests_in_flight=\([0-9]*\).*/\1/p' "$T/cmd.err")
+[[ ${inflight:-0} -gt 1 ]] || fail "io_uring: only ${inflight:-0} request in flight"
 
 # A file system without nonblocking I/O (tmpfs): io_uring would hand every
 # operation to a kernel thread, so writes under 64 KiB run inline and larger
@@ -43,11 +69,12 @@ if [[ $(stat -f -c %T /dev/shm 2>/dev/null) == tmpfs ]]; then
     for ((off = 0; off < 4 * MiB; off += 8192)); do echo "$off"; done |
         while read -r off; do write_random "$T/runs.img" "$off" 4096; done
     write_random "$T/runs.img" $((5 * MiB)) $((2 * MiB + 100))
+    start_nbdkit runs -r file "$T/runs.img"
     for opts in "" "-C 1" "--synchronous"; do
         rm -f "$shm/dst.img"
         msg "tmpfs destination [$opts]: small writes inline, large ones through the ring"
         # shellcheck disable=SC2086
-        "$NBDCOPY" -v $opts "$T/runs.img" "$shm/dst.img" 2>"$T/v.err" ||
+        "$NBDCOPY" -v $opts "$(uri_for runs)" "$shm/dst.img" 2>"$T/v.err" ||
             fail "tmpfs [$opts]: copy failed: $(tail -2 "$T/v.err")"
         assert_same_file "$T/runs.img" "$shm/dst.img" "tmpfs [$opts]"
         if [[ $opts != --synchronous ]]; then
@@ -63,17 +90,24 @@ else
 fi
 
 if [[ $(id -u) -eq 0 ]] && losetup -f >/dev/null 2>&1; then
+    cp "$T/junk.img" "$T/disk.img"
+    attach_loop "$T/disk.img"
+    what="file -> block device -> file"
+    run_copy -v "$T/src.img" "$LOOPDEV"
+    grep -q "^nbdcopy: dst: size=.* overlapped_io=false" "$T/cmd.err" || fail "$what: the ring ran"
+    rm -f "$T/back.img"
+    run_copy "$LOOPDEV" "$T/back.img"
+    assert_same_file "$T/src.img" "$T/back.img" "$what"
     for mode in uring plain; do
         env=()
         [[ $mode == plain ]] && env=(NBDCOPY_IO_URING=0)
         cp "$T/junk.img" "$T/disk.img"
-        attach_loop "$T/disk.img"
-        msg "$mode: file -> block device -> file"
-        env "${env[@]}" "$NBDCOPY" "$T/src.img" "$LOOPDEV" 2>"$T/e" || fail "to device: $(cat "$T/e")"
-        rm -f "$T/back.img"
-        env "${env[@]}" "$NBDCOPY" "$LOOPDEV" "$T/back.img" 2>"$T/e" || fail "from device: $(cat "$T/e")"
-        detach_loop "$LOOPDEV"
-        assert_same_file "$T/src.img" "$T/back.img" "$mode: through a block device"
+        what="$mode: nbd -> block device"
+        env "${env[@]}" "$NBDCOPY" "$(uri_for src)" "$LOOPDEV" 2>"$T/e" || fail "$what: $(cat "$T/e")"
+        cmp -s "$T/src.img" "$LOOPDEV" || fail "$what: the device differs from the source"
     done
+    detach_loop "$LOOPDEV"
+else
+    msg "no loop device (root and losetup): the block-device cases are left out"
 fi
 msg PASS
