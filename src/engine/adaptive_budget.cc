@@ -32,17 +32,14 @@ void AdaptiveBudget::OnDone(uint64_t bytes, Clock::time_point started, bool alon
   }
   if (probing_ && alone) {
     probe_best_ = std::min(probe_best_, now - started);
-    const bool timed = first_probe_ == FirstProbe::kLarge || ++probe_samples_ >= kProbeSamples;
-    if (timed && first_probe_ == FirstProbe::kSmall) {
+    // (The first probe's one request of the largest size is a sample of its own.)
+    if (first_probe_ == FirstProbe::kLarge || ++probe_samples_ >= kProbeSamples) {
+      if (first_probe_ != FirstProbe::kSmall) return EndProbe(now);
       // The smallest requests timed: now one of the largest.
       small_round_trip_ = probe_best_;
       first_probe_ = FirstProbe::kLarge;
       unit_ = max_request_;
       probe_best_ = Clock::duration::max();
-      return;
-    }
-    if (timed) {
-      EndProbe(now);
       return;
     }
   }
