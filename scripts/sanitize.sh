@@ -14,12 +14,13 @@ cd "$(dirname "$0")/.."
 modes=("$@")
 ((${#modes[@]})) || modes=(asan tsan)
 
-# What TSan runs: the engines (and blkhash's combiner and the --rate
-# limiter, which they drive from several threads), cancellation, and
+# What TSan runs: every unit test (the sanitizer presets make them one
+# process, "unit_tests": the engines, blkhash's combiner, the --rate
+# limiter, cancellation, checkpoints, the watchdog of TLS handshakes), and
 # end-to-end tests with several connections or workers, or signals
 # arriving mid-copy, reconnects (--retry), helper connections that fail to
-# open, and checkpoints; the watchdog of TLS handshakes (NotifyWatchdog).
-tsan_tests='^(ParallelCopy|Combinations/ParallelCopy|Operations/|SyncCopy|Blkhash|SequentialBlkhash|Engines/CancelTest|AdaptiveBudget|WorkMap|RateLimiter|CloneRule|Checkpointer|NotifyWatchdog)|^(engine-multi-conn|option-rate|retry-drop-source|retry-drop-destination|option-connections|copy-nbd-to-nbd|engine-failures|blkhash-copy-then-checksum|verify-passes|signals-interrupt|engine-costly-extents|retry-helper-connection-fails)$'
+# open, and checkpoints.
+tsan_tests='^unit_tests$|^(engine-multi-conn|option-rate|retry-drop-source|retry-drop-destination|option-connections|copy-nbd-to-nbd|engine-failures|blkhash-copy-then-checksum|verify-passes|signals-interrupt|engine-costly-extents|retry-helper-connection-fails)$'
 
 reports=$(mktemp -d /tmp/sanitizer-reports.XXXXXX)
 trap 'rm -rf "$reports"' EXIT

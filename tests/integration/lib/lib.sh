@@ -33,6 +33,14 @@ MOUNTS=()      # file systems we mounted
 
 MiB=$((1024 * 1024))
 
+# nap SECONDS: sleep without a fork. Starting a process costs 3-8 ms of
+# CPU on the small VMs the suite runs on, and the polling loops below nap
+# hundreds of times a test; a read that times out on a fifo nobody writes
+# (we hold its write side) costs none.
+mkfifo "$T/.nap"
+exec {NAP_FD}<>"$T/.nap"
+nap() { read -rt "$1" -u "$NAP_FD" _ || true; }
+
 msg() { echo "[$TEST_NAME] $*" >&2; }
 
 fail() {
@@ -79,9 +87,9 @@ release_resources() {
         wait "$pid" 2>/dev/null
     done
     for pid in "${DAEMON_PIDS[@]}"; do
-        for i in $(seq 50); do
+        for ((i = 0; i < 50; i++)); do
             _alive "$pid" || break
-            sleep 0.1
+            nap 0.1
         done
         _ours "$pid" && kill -9 "$pid" 2>/dev/null
     done
@@ -194,12 +202,12 @@ uri_for() { echo "nbd+unix:///?socket=$T/$1.sock"; }
 # _wait_ready PID CHECK...: run CHECK (a command) 20 times a second until
 # it succeeds (status 0), PID (unless empty) is gone (1), or 15 s pass (2).
 _wait_ready() {
-    local pid=$1 _
+    local pid=$1 i
     shift
-    for _ in $(seq 300); do
+    for ((i = 0; i < 300; i++)); do
         "$@" && return 0
         [[ -z $pid ]] || _alive "$pid" || return 1
-        sleep 0.05
+        nap 0.05
     done
     return 2
 }
@@ -241,7 +249,9 @@ start_qemu_nbd() {
         >"$T/$name.log" 2>&1 </dev/null ||
         { cat "$T/$name.log" >&2; fail "qemu-nbd $name failed to start"; }
     _wait_pidfile "$pidf" "" "qemu-nbd $name" "$name"
-    DAEMON_PIDS+=("$(cat "$pidf")")
+    local pid
+    read -r pid <"$pidf"
+    DAEMON_PIDS+=("$pid")
 }
 
 # _forget_pid PID: a stopped server's pid leaves PIDS / DAEMON_PIDS, so
@@ -270,7 +280,7 @@ _gone() { ! _alive "$1"; }
 stop_server() {
     local pidf=$T/$1.pid pid
     [[ -s $pidf ]] || return 0
-    pid=$(cat "$pidf")
+    read -r pid <"$pidf"
     _stop_pid TERM "$pid" "$pid"
     rm -f "$pidf" "$T/$1.sock"
 }
@@ -337,16 +347,16 @@ start_nbdkit_tcp() {
     require_cmd nbdkit
     local name=$1; shift
     local pidf=$T/$name.pid attempt pid i
-    for attempt in $(seq 20); do
+    for ((attempt = 0; attempt < 20; attempt++)); do
         TCP_PORT=$((20000 + RANDOM % 40000))
         rm -f "$pidf"
         nbdkit -f --exit-with-parent -i 127.0.0.1 -p "$TCP_PORT" -P "$pidf" "$@" \
             >"$T/$name.log" 2>&1 &
         pid=$!
-        for i in $(seq 300); do
+        for ((i = 0; i < 300; i++)); do
             [[ -s $pidf ]] && { PIDS+=("$pid"); return 0; }
             _alive "$pid" || break
-            sleep 0.05
+            nap 0.05
         done
         wait "$pid" 2>/dev/null || true
         grep -qi "address already in use" "$T/$name.log" ||
@@ -454,17 +464,16 @@ mount_fs() {
 # Test data.
 
 # write_random PATH OFFSET COUNT: overwrite COUNT random bytes at OFFSET.
+# (One dd, no pipe: each process is milliseconds of CPU here.)
 write_random() {
-    head -c "$3" /dev/urandom |
-        dd of="$1" bs=64K seek="$2" oflag=seek_bytes iflag=fullblock \
-           conv=notrunc status=none
+    dd if=/dev/urandom of="$1" bs=64K count="$3" seek="$2" \
+       iflag=count_bytes,fullblock oflag=seek_bytes conv=notrunc status=none
 }
 
 # write_zeroes PATH OFFSET COUNT: explicitly written (allocated) zeroes.
 write_zeroes() {
-    head -c "$3" /dev/zero |
-        dd of="$1" bs=64K seek="$2" oflag=seek_bytes iflag=fullblock \
-           conv=notrunc status=none
+    dd if=/dev/zero of="$1" bs=64K count="$3" seek="$2" \
+       iflag=count_bytes,fullblock oflag=seek_bytes conv=notrunc status=none
 }
 
 make_random_file() { # PATH SIZE: all random bytes
