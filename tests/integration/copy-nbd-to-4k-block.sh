@@ -9,8 +9,9 @@ require_root_loop
 require_cmd nbdkit python3
 
 size=$((8 * MiB))
-# The source: an image with 512-byte-granular runs, and its extents list
-# for nbdkit's eval plugin.
+# The source: an image with 512-byte-granular runs, and its extents list,
+# served by nbdkit's file plugin under the extentlist filter (the same
+# bytes and extents as a script plugin, without a shell per request).
 python3 - "$T/ref.img" "$T/extents.txt" "$size" <<'PY'
 import os, random, sys
 path, extents, size = sys.argv[1], sys.argv[2], int(sys.argv[3])
@@ -24,10 +25,9 @@ with open(path, "wb") as image, open(extents, "w") as out:
         offset += n
         zero = not zero
 PY
-start_nbdkit src -r eval \
-    get_size="echo $size" \
-    pread="dd if=$T/ref.img skip=\$4 count=\$3 iflag=skip_bytes,count_bytes status=none" \
-    can_extents="exit 0" extents="cat $T/extents.txt"
+# (multi-conn disabled: one source connection, as a script plugin gives.)
+start_nbdkit src -r --filter=multi-conn --filter=extentlist \
+    file "$T/ref.img" extentlist="$T/extents.txt" multi-conn-mode=disable
 
 for opts in "" "--synchronous" "--allocated" "-S 0" "--request-size=4K -R 4"; do
     make_random_file "$T/disk.img" "$size"   # junk the copy must overwrite

@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
 # --verify catches a destination that corrupts data silently.  The
 # destination is an nbdkit sh plugin backed by a file that acknowledges
-# every write but flips one byte (flip=OFFSET: the byte at OFFSET, xor 0xff,
-# whenever a write covers it) or loses a whole write (drop=OFFSET: the write
-# covering OFFSET is not stored).  Without --verify the copy "succeeds"
-# (exit 0) and the file really is corrupted exactly there; with --verify
+# every write but flips one byte ("flip OFFSET": the byte at OFFSET, xor
+# 0xff, whenever a write covers it) or loses a whole write ("drop OFFSET":
+# the write covering OFFSET is not stored); one server for every copy, the
+# fault set between copies.  Without --verify the copy "succeeds" (exit 0)
+# and the file really is corrupted exactly there; with --verify
 # the same copy exits 1 with one line containing "does not match", and with
 # -v the two digests are printed, differ, and equal the Python reference on
 # the source and on the corrupted file.  Cases: a byte in data, a byte in a
 # hole of the source (zeroes written), the last byte of a short final
-# block, a lost 64K write.
+# block, a lost write (one request, some 388K).
 # --verify to null: or to - is refused before anything is read.
 source "$(dirname "$0")/lib/lib.sh"
 require_cmd nbdkit python3 od
@@ -17,53 +18,60 @@ REF=$TEST_LIB/blkhash_reference.py
 
 cat >"$T/baddisk.sh" <<'EOF'
 #!/bin/sh
-# nbdkit sh plugin: file=PATH [flip=OFFSET] [drop=OFFSET]  (POSIX sh: it
-# runs once per request, and dash starts faster than bash)
+# nbdkit sh plugin: file=PATH faults=PATH.  The faults file, read at every
+# write, says what to do to the write covering OFFSET: "flip OFFSET" or
+# "drop OFFSET"; empty, no fault.  (POSIX sh: it runs once per request and
+# per can_* query, and dash starts faster than bash; builtins only, but for
+# the dd that moves the data.)
 f=$tmpdir/file
-covers() { # OFFSET-FILE COUNT START: does [START, START+COUNT) hold it?
-    [ -s "$1" ] || return 1
-    x=$(cat "$1")
-    [ "$x" -ge "$3" ] && [ "$x" -lt $(($3 + $2)) ]
-}
 case $1 in
     config)
         case $2 in
             file) ln -sf "$(realpath "$3")" "$f" ;;
-            flip) echo "$3" >"$tmpdir/flip" ;;
-            drop) echo "$3" >"$tmpdir/drop" ;;
+            faults) ln -sf "$(realpath "$3")" "$tmpdir/faults" ;;
             *) echo "unknown parameter $2" >&2; exit 1 ;;
         esac ;;
     config_complete)
-        [ -e "$f" ] || { echo "file= is required" >&2; exit 1; } ;;
+        [ -e "$f" ] && [ -e "$tmpdir/faults" ] ||
+            { echo "file= and faults= are required" >&2; exit 1; } ;;
     thread_model) echo serialize_all_requests ;;
-    get_size) stat -Lc %s "$f" ;;
+    get_size) exec stat -Lc %s "$f" ;;
     can_write|can_flush) exit 0 ;;
     can_trim|can_zero|can_fast_zero|can_extents|can_multi_conn) exit 3 ;;
     pread)
-        dd if="$f" skip="$4" count="$3" bs=1M iflag=count_bytes,skip_bytes \
-           status=none ;;
+        exec dd if="$f" skip="$4" count="$3" bs=1M \
+            iflag=count_bytes,skip_bytes status=none ;;
     pwrite)
-        if covers "$tmpdir/drop" "$3" "$4"; then
-            cat >/dev/null          # acknowledged, never stored
-            echo "dropped write count=$3 offset=$4" >&2
-            exit 0
+        fault='' x=''
+        read -r fault x <"$tmpdir/faults"
+        # Not the write covering the fault's offset: stored as it is.
+        if [ -z "$fault" ] || [ "$x" -lt "$4" ] || [ "$x" -ge $(($4 + $3)) ]; then
+            exec dd of="$f" seek="$4" bs=1M oflag=seek_bytes conv=notrunc \
+                status=none
         fi
-        dd of="$f" seek="$4" bs=1M oflag=seek_bytes conv=notrunc status=none ||
-            exit 1
-        if covers "$tmpdir/flip" "$3" "$4"; then
-            b=$(od -An -tu1 -j "$x" -N1 "$f" | tr -d ' ')
-            printf "\\$(printf %03o $((b ^ 255)))" |
-                dd of="$f" seek="$x" bs=1 oflag=seek_bytes conv=notrunc \
+        case $fault in
+            drop)
+                echo "dropped write count=$3 offset=$4" >&2
+                exec cat >/dev/null ;;  # acknowledged, never stored
+            flip)
+                dd of="$f" seek="$4" bs=1M oflag=seek_bytes conv=notrunc \
                    status=none || exit 1
-            echo "flipped byte at $x in write count=$3 offset=$4" >&2
-        fi ;;
+                b=$(od -An -tu1 -j "$x" -N1 "$f" | tr -d ' ')
+                printf "\\$(printf %03o $((b ^ 255)))" |
+                    dd of="$f" seek="$x" bs=1 oflag=seek_bytes conv=notrunc \
+                       status=none || exit 1
+                echo "flipped byte at $x in write count=$3 offset=$4" >&2 ;;
+            *) echo "unknown fault $fault" >&2; exit 1 ;;
+        esac ;;
     flush) sync "$f" ;;
     *) exit 2 ;;
 esac
 EOF
 chmod +x "$T/baddisk.sh"
 
-size=$((4 * MiB + 1536))     # the last 64K block is short
+# 2 MiB and a bit: several requests, the faults in the second MiB, and
+# the last 64K block short.
+size=$((2 * MiB + 1536))
 make_test_file "$T/src.img" "$size"
 
 # Python reference digests of several files in one python3 start.
@@ -96,33 +104,37 @@ assert_corrupted() {
     msg "$1: $n byte(s) corrupted in [$first, $last]"
 }
 
-# scenario WHAT PARAM=OFFSET LO HI
+# One server for every copy: the plugin keeps nothing between requests,
+# the test rewrites the faults file and (new_dst) the destination file,
+# both opened by name at each request, only between copies, while the
+# server is idle (a copy has all its writes acknowledged, stored or
+# dropped, before it exits).
+: >"$T/faults"
+new_dst
+start_nbdkit bad sh "$T/baddisk.sh" file="$T/dst.img" faults="$T/faults"
+uri=$(uri_for bad)
+
+# scenario WHAT FAULT LO HI (FAULT: "flip OFFSET" or "drop OFFSET")
 scenario() {
-    local what=$1 param=$2 lo=$3 hi=$4 uri rc
-    uri=$(uri_for bad)
+    local what=$1 lo=$3 hi=$4 rc
+    echo "$2" >"$T/faults"
 
     msg "$what: without --verify the copy succeeds"
     new_dst
-    start_nbdkit bad sh "$T/baddisk.sh" file="$T/dst.img" "$param"
     run_copy "$T/src.img" "$uri"
-    stop_server bad
     assert_corrupted "$what (no --verify)" "$lo" "$hi"
 
     msg "$what: --verify fails"
     new_dst
-    start_nbdkit bad sh "$T/baddisk.sh" file="$T/dst.img" "$param"
     expect_fail "$NBDCOPY" --verify "$T/src.img" "$uri"
-    stop_server bad
     assert_err_contains "does not match"
     assert_corrupted "$what (--verify)" "$lo" "$hi"
 
     msg "$what: --verify exit status is 1, -v prints the two digests"
     new_dst
-    start_nbdkit bad sh "$T/baddisk.sh" file="$T/dst.img" "$param"
     rc=0
     "$NBDCOPY" -v --blkhash=md5/4K --verify "$T/src.img" "$uri" \
         >"$T/stdout.txt" 2>"$T/verbose.err" || rc=$?
-    stop_server bad
     grep -v '^libnbd: debug' "$T/verbose.err" | grep -i 'verify\|match' |
         sed 's/^/    stderr: /' >&2 || true
     [[ $rc -eq 1 ]] || fail "$what: -v --verify exited $rc, expected 1"
@@ -142,20 +154,20 @@ scenario() {
         fail "$what: -v destination digest $d, reference on the corrupted file ${want[1]}"
 }
 
-scenario "flipped byte in data" flip=12345 12345 12346
+scenario "flipped byte in data" "flip 12345" 12345 12346
 # [393293, 524288) is a hole in every MiB of the source: zeroes are written.
-scenario "flipped byte in a hole" flip=$((2 * MiB + 450000)) \
-    $((2 * MiB + 450000)) $((2 * MiB + 450001))
-scenario "flipped last byte (short final block)" flip=$((size - 1)) \
+scenario "flipped byte in a hole" "flip $((MiB + 450000))" \
+    $((MiB + 450000)) $((MiB + 450001))
+scenario "flipped last byte (short final block)" "flip $((size - 1))" \
     $((size - 1)) "$size"
 # A lost write leaves the junk that was there: somewhere within 1 MiB (the
 # largest request) around the offset.
-scenario "lost write" drop=$((3 * MiB + 100000)) $((3 * MiB)) $((4 * MiB))
+scenario "lost write" "drop $((MiB + 100000))" "$MiB" $((2 * MiB))
 
 msg "the same destination script, no fault: --verify passes"
+: >"$T/faults"
 new_dst
-start_nbdkit bad sh "$T/baddisk.sh" file="$T/dst.img"
-run_copy --verify "$T/src.img" "$(uri_for bad)"
+run_copy --verify "$T/src.img" "$uri"
 stop_server bad
 assert_same_file "$T/src.img" "$T/dst.img" "fault-free sh destination"
 
