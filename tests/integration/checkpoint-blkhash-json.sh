@@ -27,7 +27,7 @@ require_cmd nbdkit setsid pgrep
 blkref() { # IMAGE: the sha256 blkhash digest, computed in Python
     local py=/usr/bin/python3
     [[ -x $py ]] || py=$(command -v python3)
-    "$py" "$TEST_LIB/blkhash_reference.py" "$1"
+    "$py" -S "$TEST_LIB/blkhash_reference.py" "$1"  # (-S: the standard library is all it needs)
 }
 
 size=$((12 * MiB + 4096))
@@ -51,17 +51,23 @@ killed() {
     cp "$map" "$map.before"
 }
 
-# check_report REPORT MAP-BEFORE ALIGNMENT WHAT: bytes_already_done is the
-# done bytes of MAP-BEFORE shrunk inward to ALIGNMENT; the copy finished.
+# check_report REPORT MAP-BEFORE ALIGNMENT WHAT [EXPR...]: bytes_already_done
+# is the done bytes of MAP-BEFORE shrunk inward to ALIGNMENT; the copy
+# finished.  Sets ALREADY (bytes_already_done) and REPORT_MORE (the values
+# of the EXPRs on the report, as json_field prints them).  All of it is
+# read by one python start.
 check_report() {
-    local want got
-    want=$(ctool donebytes "$2" "$3")
-    got=$(json_field "$1" 'r["bytes_already_done"]')
-    msg "$4: bytes_already_done $got (FILE: $(ctool donebytes "$2") done, $want at alignment $3)"
+    local report=$1 want got e more=()
+    for e in "${@:5}"; do more+=(";" json "$report" "$e"); done
+    ctool_lines donebytes "$2" "$3" ";" donebytes "$2" \
+        ";" json "$report" 'r["bytes_already_done"]' ";" json "$report" 'r["exit_status"]' \
+        ";" json "$report" 'r["checkpoints"]' "${more[@]}"
+    want=${CTOOL[0]} got=${CTOOL[2]} ALREADY=${CTOOL[2]} REPORT_MORE=("${CTOOL[@]:5}")
+    msg "$4: bytes_already_done $got (FILE: ${CTOOL[1]} done, $want at alignment $3)"
     ((want > 0)) || fail "$4: nothing done at alignment $3"
     [[ $got -eq $want ]] || fail "$4: bytes_already_done is $got, expected $want (alignment $3)"
-    [[ $(json_field "$1" 'r["exit_status"]') -eq 0 ]] || fail "$4: exit_status is not 0"
-    (($(json_field "$1" 'r["checkpoints"]') >= 1)) || fail "$4: no checkpoint made"
+    [[ ${CTOOL[3]} -eq 0 ]] || fail "$4: exit_status is not 0"
+    ((CTOOL[4] >= 1)) || fail "$4: no checkpoint made"
 }
 
 # --- Killed without --blkhash, resumed with --blkhash --json (parallel).
@@ -69,9 +75,9 @@ map=$T/a.map
 killed "$map" --checkpoint="$map" "$src" "$T/a.img"
 "$NBDCOPY" --blkhash --json --checkpoint="$map" "$src" "$T/a.img" >"$T/a.json" ||
     fail "the resumed copy failed"
-check_report "$T/a.json" "$map.before" 65536 "resumed with --blkhash"
-[[ $(json_field "$T/a.json" 'r["blkhash"]["digest"]') == "$ref" ]] ||
-    fail "resumed with --blkhash: digest $(json_field "$T/a.json" 'r["blkhash"]["digest"]'), expected $ref"
+check_report "$T/a.json" "$map.before" 65536 "resumed with --blkhash" 'r["blkhash"]["digest"]'
+[[ ${REPORT_MORE[0]} == "$ref" ]] ||
+    fail "resumed with --blkhash: digest ${REPORT_MORE[0]}, expected $ref"
 assert_same_file "$src" "$T/a.img" "resumed with --blkhash"
 
 # --- Killed with --blkhash --synchronous, rerun the same command.
@@ -79,9 +85,10 @@ map=$T/b.map
 killed "$map" --blkhash --synchronous --checkpoint="$map" "$src" "$T/b.img"
 "$NBDCOPY" -v --blkhash --synchronous --checkpoint="$map" "$src" "$T/b.img" \
     >"$T/b.out" 2>"$T/b.err" || fail "the resumed --synchronous copy failed: $(tail -n 3 "$T/b.err")"
-[[ $(cat "$T/b.out") == "$ref" ]] || fail "resumed --synchronous --blkhash printed $(cat "$T/b.out"), expected $ref"
-grep -qxF "nbdcopy: checkpoint=$map: resuming with $(ctool donebytes "$map.before" 65536) bytes done" "$T/b.err" ||
-    fail "-v: $(grep resuming "$T/b.err"), FILE had $(ctool donebytes "$map.before" 65536) at 64 KiB"
+[[ $(<"$T/b.out") == "$ref" ]] || fail "resumed --synchronous --blkhash printed $(<"$T/b.out"), expected $ref"
+done_at_64k=$(ctool donebytes "$map.before" 65536)
+grep -qxF "nbdcopy: checkpoint=$map: resuming with $done_at_64k bytes done" "$T/b.err" ||
+    fail "-v: $(grep resuming "$T/b.err"), FILE had $done_at_64k at 64 KiB"
 assert_same_file "$src" "$T/b.img" "resumed --synchronous with --blkhash"
 # The finished copy once more: nothing to write, the same digest.
 cp "$T/b.img" "$T/b.saved"
@@ -111,15 +118,18 @@ for hash in "" --blkhash; do
         >"$T/c.json" 3>"$T/progress.txt" || fail "the resumed copy of an edited FILE ($hash) failed"
     alignment=1
     [[ -n $hash ]] && alignment=65536
-    check_report "$T/c.json" "$map.before" "$alignment" "edited FILE ${hash:-(no --blkhash)}"
+    digest=()
+    [[ -n $hash ]] && digest=('r["blkhash"]["digest"]')
+    check_report "$T/c.json" "$map.before" "$alignment" "edited FILE ${hash:-(no --blkhash)}" "${digest[@]}"
     assert_same_file "$src" "$T/c.img" "edited FILE ${hash:-(no --blkhash)}"
     if [[ -n $hash ]]; then
-        [[ $(json_field "$T/c.json" 'r["blkhash"]["digest"]') == "$ref" ]] ||
-            fail "edited FILE --blkhash: digest $(json_field "$T/c.json" 'r["blkhash"]["digest"]'), expected $ref"
+        [[ ${REPORT_MORE[0]} == "$ref" ]] ||
+            fail "edited FILE --blkhash: digest ${REPORT_MORE[0]}, expected $ref"
     fi
     # Progress starts at the done fraction and never goes back.
-    already=$(json_field "$T/c.json" 'r["bytes_already_done"]')
-    first=$(head -n 1 "$T/progress.txt")
+    already=$ALREADY
+    mapfile -t lines <"$T/progress.txt"
+    first=${lines[0]:-}
     [[ $first =~ ^([0-9]+)/100$ ]] || fail "--progress: first line '$first'"
     want=$((already * 100 / size))
     msg "--progress on a resumed copy starts at $first ($already of $size bytes done)"
@@ -132,7 +142,9 @@ for hash in "" --blkhash; do
         ((BASH_REMATCH[1] >= prev)) || fail "--progress went back from $prev to $line"
         prev=${BASH_REMATCH[1]}
     done <"$T/progress.txt"
-    [[ $(tail -n 1 "$T/progress.txt") == 100/100 ]] || fail "--progress does not end at 100/100"
+    if ((${#lines[@]} == 0)) || [[ ${lines[-1]} != 100/100 ]]; then
+        fail "--progress does not end at 100/100"
+    fi
 done
 
 # --- An NBD destination whose minimum block size is 4096 (done runs that
@@ -158,10 +170,10 @@ assert_same_file "$src" "$T/c.img" "--verify on a resumed copy"
 edit "$map" "$T/c.img"
 "$NBDCOPY" --synchronous --verify --json --checkpoint="$map" "$src" "$T/c.img" >"$T/vs.json" 2>"$T/vs.err" ||
     fail "--verify on a resumed --synchronous copy failed: $(cat "$T/vs.err")"
-[[ $(json_field "$T/vs.json" 'r["verify"]["match"]') == True ]] ||
-    fail "--synchronous --verify: no match in the report"
-[[ $(json_field "$T/vs.json" 'r["size"]') == "$size" ]] ||
-    fail "a resumed --synchronous copy reports size $(json_field "$T/vs.json" 'r["size"]'), the source has $size"
+ctool_lines json "$T/vs.json" 'r["verify"]["match"]' ";" json "$T/vs.json" 'r["size"]'
+[[ ${CTOOL[0]} == True ]] || fail "--synchronous --verify: no match in the report"
+[[ ${CTOOL[1]} == "$size" ]] ||
+    fail "a resumed --synchronous copy reports size ${CTOOL[1]}, the source has $size"
 assert_same_file "$src" "$T/c.img" "--verify on a resumed --synchronous copy"
 edit "$map" "$T/c.img"
 damage=$((6 * MiB + 12345))  # inside the done run [3100001, size), past its first 64 KiB
@@ -188,8 +200,8 @@ map=$T/inc.map
 for i in 1 2 3; do
     kill_after_checkpoint "$map" 0.05 copier --rate=256K --request-size=64K \
         --dirty-bitmap=b0 --checkpoint="$map" "$(uri_for isrc)" "$T/inc.raw"
-    assert_map "$map" "incremental, kill $i"
-    if [[ $KILL_RC -ne 137 ]] || [[ $(ctool inside "$map" "$DIRTY_RANGES") -eq $DIRTY_BYTES ]]; then
+    assert_map "$map" "incremental, kill $i" ";" inside "$map" "$DIRTY_RANGES"
+    if [[ $KILL_RC -ne 137 ]] || [[ ${MAP_MORE[0]} -eq $DIRTY_BYTES ]]; then
         ((i > 1)) || fail "the incremental copy finished before it could be killed"
         cp "$T/inc.saved.map" "$map"  # the FILE of the last kill
         cp "$T/inc.saved.raw" "$T/inc.raw"
@@ -198,16 +210,16 @@ for i in 1 2 3; do
     fi
     cp "$map" "$T/inc.saved.map"
     cp "$T/inc.raw" "$T/inc.saved.raw"
+    dirty_done=${MAP_MORE[0]}  # (FILE's dirty bytes done: inc.saved.map's too)
 done
 cp "$map" "$map.before"
-dirty_done=$(ctool inside "$map" "$DIRTY_RANGES")
 msg "incremental: FILE marks $dirty_done of $DIRTY_BYTES dirty bytes done"
 ((dirty_done > 0 && dirty_done < DIRTY_BYTES)) || fail "incremental: $dirty_done dirty bytes done"
 "$NBDCOPY" --json --dirty-bitmap=b0 --checkpoint="$map" "$(uri_for isrc)" "$T/inc.raw" >"$T/inc.json" ||
     fail "the resumed incremental copy failed"
-[[ $(json_field "$T/inc.json" 'r["bytes_already_done"]') -eq $dirty_done ]] ||
-    fail "incremental: bytes_already_done $(json_field "$T/inc.json" 'r["bytes_already_done"]'), expected $dirty_done"
-assert_map "$map" "incremental, resumed"
+assert_map "$map" "incremental, resumed" ";" json "$T/inc.json" 'r["bytes_already_done"]'
+[[ ${MAP_MORE[0]} -eq $dirty_done ]] ||
+    fail "incremental: bytes_already_done ${MAP_MORE[0]}, expected $dirty_done"
 [[ $MAP_DONE -eq $isize ]] || fail "incremental: the resumed copy leaves $MAP_DONE of $isize done"
 assert_same_file "$T/plain.raw" "$T/inc.raw" "incremental, killed and resumed"
 assert_incremental "$T/inc.raw" "$T/fresh.raw" "$marker" "incremental, killed and resumed"

@@ -19,36 +19,50 @@
 # Then 20 SIGKILLs at spread points of a copy (counted from the end of its
 # start-up, the probe of FILE.tmp) that checkpoints every 10 ms
 # (NBDCOPY_CHECKPOINT_SECONDS=0.01), both engines, while FILE is read as
-# fast as possible: every snapshot and FILE after every kill is a whole
-# mapfile (never empty or partial: it is replaced by rename), a stale
+# often as the shell can without a process (every 2 ms or so, several
+# times per checkpoint; each new content kept): every snapshot and FILE
+# after every kill is a whole mapfile (never empty or partial: it is
+# replaced by rename), a stale
 # FILE.tmp (even garbage) is never read as FILE, and the last run leaves
 # no FILE.tmp and a destination equal to the source.
 source "$(dirname "$0")/lib/lib.sh"
 source "$TEST_LIB/checkpoint_lib.bash"
 require_cmd nbdkit
 
-make_source() { # PATH SIZE: in every MiB data, a hole, data, a hole (on 4 KiB)
-    local off
-    truncate -s "$2" "$1"
-    for ((off = 0; off < $2; off += MiB)); do
-        write_random "$1" "$off" 262144
-        write_random "$1" $((off + 524288)) 131072
-    done
+# make_source PATH SIZE...: in every MiB data, a hole, data, a hole (on
+# 4 KiB): random bytes at [0, 256 KiB) and [512 KiB, 640 KiB).  (One python
+# start for every source, not a head and a dd per piece.)
+make_source() {
+    python3 - "$@" <<'PY' || fail "cannot make the sources $*"
+import os, sys
+args = sys.argv[1:]
+for path, size in zip(args[::2], args[1::2]):
+    size = int(size)
+    with open(path, "wb") as f:
+        for off in range(0, size, 1 << 20):
+            os.pwrite(f.fileno(), os.urandom(262144), off)
+            os.pwrite(f.fileno(), os.urandom(131072), off + 524288)
+        f.truncate(size)
+PY
 }
 size=$((16 * MiB))
-make_source "$T/src.img" "$size"
+make_source "$T/src.img" "$size" "$T/storm-src.img" $((40 * MiB))  # (the second for the storm)
 start_nbdkit src -r --filter=log file "$T/src.img" logfile="$T/src.reads"
 src=$(uri_for src)
 map=$T/copy.map
 dst=$T/dst.img
 unset NBDCOPY_CHECKPOINT_SECONDS  # the default, 5 s: no timed checkpoint below
 
-# check_ddrescuelog MAP WHAT: ddrescuelog reads in MAP what our parser does.
+# check_ddrescuelog MAP WHAT [; SUB-COMMAND ARGS...]...: ddrescuelog reads
+# in MAP what our parser does.  The further ctool sub-commands run in the
+# same python start (as for assert_map), their lines left in MAP_MORE.
 check_ddrescuelog() {
-    local map=$1 what=$2 rescued areas plus todo
-    assert_map "$map" "$what"
+    local map=$1 what=$2 rescued areas plus todo lines
+    shift 2
+    assert_map "$map" "$what" ";" ddrescue-rescued "$map" "$@"
+    rescued=${MAP_MORE[0]}
+    MAP_MORE=("${MAP_MORE[@]:1}")
     assert_map_done_status "$map" "$what"
-    rescued=$(ctool ddrescue-rescued "$map")
     areas=$(grep -E '^ *rescued:' "$T/ddrescuelog.out") || fail "$what: no rescued: line"
     [[ $areas =~ rescued:\ +([0-9]+\ [kMG]?B),\ +in\ +([0-9]+)\ area ]] ||
         fail "$what: unexpected ddrescuelog -t line: $areas"
@@ -56,8 +70,12 @@ check_ddrescuelog() {
         fail "$what: ddrescuelog -t says rescued ${BASH_REMATCH[1]}, the '+' blocks sum to $MAP_DONE ($rescued)"
     [[ ${BASH_REMATCH[2]} -eq $MAP_RUNS ]] ||
         fail "$what: ddrescuelog -t counts ${BASH_REMATCH[2]} rescued areas, FILE has $MAP_RUNS"
-    plus=$(ddrescuelog -b 4096 -l+ "$map" | wc -l)
-    todo=$(ddrescuelog -b 4096 -l? "$map" | wc -l)
+    ddrescuelog -b 4096 -l+ "$map" >"$T/blocks" || fail "$what: ddrescuelog -l+ failed"
+    mapfile -t lines <"$T/blocks"
+    plus=${#lines[@]}
+    ddrescuelog -b 4096 -l? "$map" >"$T/blocks" || fail "$what: ddrescuelog -l? failed"
+    mapfile -t lines <"$T/blocks"
+    todo=${#lines[@]}
     ((plus * 4096 == MAP_DONE)) ||
         fail "$what: ddrescuelog -l+ lists $plus blocks of 4096, FILE marks $MAP_DONE bytes done"
     ((todo * 4096 == MAP_SIZE - MAP_DONE)) ||
@@ -65,13 +83,20 @@ check_ddrescuelog() {
     msg "$what: $MAP_DONE of $MAP_SIZE bytes done in $MAP_RUNS runs; ddrescuelog: rescued $rescued"
 }
 
-# assert_holds MAP WHAT: the destination holds the source's bytes wherever
-# MAP says they were copied.
+# assert_holds WHAT BAD: BAD, the line of ctool's "holds MAP
+# $source_file $dst" (run with the check of MAP), says the destination
+# holds the source's bytes wherever MAP says they were copied.
 source_file=$T/src.img
 assert_holds() {
-    local bad
-    bad=$(ctool holds "$1" "$source_file" "$dst")
-    [[ $bad -eq -1 ]] || fail "$2: FILE marks offset $bad done, the destination differs there"
+    [[ $2 -eq -1 ]] || fail "$1: FILE marks offset $2 done, the destination differs there"
+}
+
+# progressed: the copy said more than 0/100 on --progress=3 (read by the
+# shell: the wait polls it 20 times a second).
+progressed() {
+    local text='' re=$'(^|\n)[1-9][0-9]*/100(\n|$)'
+    IFS= read -r -d '' text 2>/dev/null <"$T/progress.txt" || true
+    [[ $text =~ $re ]]
 }
 
 # --- Nothing durable, no FILE: a copy whose every write fails leaves
@@ -96,13 +121,13 @@ interrupt() {
     "$NBDCOPY" --rate=2M --request-size=256K --progress=3 "$@" --checkpoint="$map" "$src" "$dst" \
         3>"$T/progress.txt" 2>"$T/err.txt" &
     pid=$!
-    for i in $(seq 600); do
-        grep -q '^[1-9][0-9]*/100$' "$T/progress.txt" 2>/dev/null && break
+    for ((i = 0; i < 600; i++)); do
+        progressed && break
         _alive "$pid" || break
-        sleep 0.05
+        nap 0.05
     done
     _alive "$pid" || fail "$signal: the copy ended before it could be interrupted"
-    grep -q '^[1-9][0-9]*/100$' "$T/progress.txt" || fail "$signal: the copy never got going"
+    progressed || fail "$signal: the copy never got going"
     if ((${EPOCHREALTIME/./} - start < 4000000)); then
         [[ $(stat -c %i "$map" 2>/dev/null || echo none) == "$before" ]] ||
             fail "$signal: FILE was written before the first checkpoint"
@@ -119,19 +144,20 @@ interrupt() {
 
 # --- Partly done: SIGINT makes the last checkpoint, the first FILE.
 interrupt INT 130
-check_ddrescuelog "$map" "after SIGINT"
+check_ddrescuelog "$map" "after SIGINT" ";" holds "$map" "$source_file" "$dst"
 ((MAP_DONE > 0 && MAP_DONE < size)) || fail "after SIGINT FILE marks $MAP_DONE of $size bytes done"
-assert_holds "$map" "after SIGINT"
+assert_holds "after SIGINT" "${MAP_MORE[0]}"
 after_int=$MAP_DONE
 
 # --- Resumed with --synchronous, then SIGTERM.
 cp "$map" "$T/before-run.map"
 interrupt TERM 143 --synchronous
-check_ddrescuelog "$map" "after SIGTERM"
+check_ddrescuelog "$map" "after SIGTERM" ";" lost "$map" "$T/before-run.map" \
+    ";" holds "$map" "$source_file" "$dst"
 ((MAP_DONE > after_int && MAP_DONE < size)) ||
     fail "after SIGTERM FILE marks $MAP_DONE bytes done (before: $after_int)"
-[[ $(ctool lost "$map" "$T/before-run.map") -eq 0 ]] || fail "SIGTERM: ranges done before are lost"
-assert_holds "$map" "after SIGTERM"
+[[ ${MAP_MORE[0]} -eq 0 ]] || fail "SIGTERM: ranges done before are lost"
+assert_holds "after SIGTERM" "${MAP_MORE[1]}"
 
 # --- Finished.
 run_copy --checkpoint="$map" "$src" "$dst"
@@ -151,7 +177,8 @@ start_nbdkit src -r --filter=log file "$T/src.img" logfile="$T/rerun.reads"
 run_copy -v --checkpoint="$map" "$src" "$dst"
 grep -qxF "nbdcopy: checkpoint=$map: resuming with $size bytes done" "$T/cmd.err" ||
     fail "rerun of a finished copy: -v says $(grep resuming "$T/cmd.err")"
-read -r sampled copies copied _ <<<"$(ctool reads "$T/finished.map" "$T/rerun.reads" 1)"
+check_ddrescuelog "$map" "after the rerun" ";" reads "$T/finished.map" "$T/rerun.reads" 1
+read -r sampled copies copied _ <<<"${MAP_MORE[0]}"
 msg "rerun of a finished copy: $copies copy reads ($copied bytes), $sampled sample reads"
 [[ $copies -eq 0 ]] || fail "a rerun of a finished copy read $copied bytes in $copies requests"
 ((sampled <= 17)) || fail "a rerun of a finished copy made $sampled sample reads"
@@ -160,30 +187,40 @@ assert_unchanged "$dst" "$T/dst.saved" "rerun of a finished copy"
 [[ $(stat -c %y "$dst") == "$mtime" ]] || fail "rerun of a finished copy: the destination's mtime changed"
 cmp -s "$map" "$T/finished.map" || fail "rerun of a finished copy changed FILE"
 [[ $(stat -c %i "$map") == "$inode" ]] || fail "rerun of a finished copy rewrote FILE (nothing new)"
-check_ddrescuelog "$map" "after the rerun"
 
 # --- SIGKILL, many times, while FILE is rewritten every 10 ms (64 KiB
 # requests at 2 MiB/s: something new at nearly every checkpoint), from a
 # source large enough not to be finished by then.
 export NBDCOPY_CHECKPOINT_SECONDS=0.01
 size=$((40 * MiB))
-source_file=$T/storm-src.img
-make_source "$source_file" "$size"
+source_file=$T/storm-src.img  # (made at the start)
 map=$T/storm.map
 dst=$T/storm.img
 delays_ms=(50 300 120 450 200 80 380 250 150 500 100 330 60 420 180 280 220 90 360 140)
-snapshots=() kills=0 tmps=0 n=0
-snapshot() { # read FILE as fast as we can
-    n=$((n + 1))
-    if cp "$map" "$T/snap.$n" 2>/dev/null; then snapshots+=("$T/snap.$n"); fi
+snapshots=() kills=0 tmps=0 n=0 reads=0 last_snapshot=
+# snapshot: read FILE, by the shell (no process: a fork costs more than
+# the read), and keep what it read when it is not what the previous read
+# saw (the same text twice is the same check); then nap 2 ms.
+snapshot() {
+    local text=$'\1'
+    IFS= read -r -d '' text 2>/dev/null <"$map" || true
+    [[ $text == $'\1' ]] || reads=$((reads + 1))
+    if [[ $text != $'\1' && $text != "$last_snapshot" ]]; then
+        last_snapshot=$text
+        n=$((n + 1))
+        printf '%s' "$text" >"$T/snap.$n"
+        snapshots+=("$T/snap.$n")
+    fi
+    nap 0.002
 }
 for delay in "${delays_ms[@]}"; do
     engine=(); ((kills % 2)) && engine=(--synchronous)
     # A stale FILE.tmp, as a kill in the middle of a write leaves it:
     # garbage, or the first half of FILE. It must never be read.
     if [[ -f $map ]]; then
-        cp "$map" "$T/previous.map"
-        head -c $(($(stat -c %s "$map") / 2)) "$map" >"$map.tmp"
+        IFS= read -r -d '' text <"$map" || true  # (a mapfile: no NUL byte)
+        printf '%s' "$text" >"$T/previous.map"
+        printf '%s' "${text:0:${#text}/2}" >"$map.tmp"
     else
         printf 'garbage, not a mapfile\n' >"$map.tmp"
     fi
@@ -208,18 +245,20 @@ for delay in "${delays_ms[@]}"; do
     kills=$((kills + 1))
     [[ -e $map.tmp ]] && tmps=$((tmps + 1))  # (a kill between create and rename)
     [[ -f $map ]] || continue  # killed before it wrote FILE at all
-    assert_map "$map" "storm: after kill $kills (${delay} ms)"
+    # (One python start: the check, what was lost, what the destination holds.)
+    more=(";" holds "$map" "$source_file" "$dst")
+    [[ -f $T/previous.map ]] && more+=(";" lost "$map" "$T/previous.map")
+    assert_map "$map" "storm: after kill $kills (${delay} ms)" "${more[@]}"
     ((MAP_DONE < size)) || fail "storm: the copy finished before kill $kills"
     if [[ -f $T/previous.map ]]; then
-        [[ $(ctool lost "$map" "$T/previous.map") -eq 0 ]] ||
-            fail "storm: kill $kills: ranges done before are lost"
+        [[ ${MAP_MORE[1]} -eq 0 ]] || fail "storm: kill $kills: ranges done before are lost"
     fi
-    assert_holds "$map" "storm: after kill $kills"
+    assert_holds "storm: after kill $kills" "${MAP_MORE[0]}"
 done
 msg "storm: $kills kills, FILE.tmp there after $tmps of them, last FILE: $MAP_DONE of $size bytes done"
 ((${#snapshots[@]} > 0)) || fail "storm: no snapshot of FILE taken"
 out=$(ctool checkall "${snapshots[@]}" 2>&1) || fail "storm: $out"
-msg "storm: ${#snapshots[@]} snapshots of FILE taken while it was rewritten, all whole"
+msg "storm: FILE read $reads times while it was rewritten, its ${#snapshots[@]} different texts all whole"
 ((MAP_DONE > 0)) || fail "storm: nothing was ever marked done"
 run_copy --checkpoint="$map" "$source_file" "$dst"
 assert_map "$map" "storm: the last run"

@@ -31,14 +31,15 @@ full_read=$(log_sum "$T/full.reads" Read)
 msg "a whole copy reads $full_read of $size bytes"
 ((full_read > 0 && full_read < size)) || fail "a whole copy read $full_read bytes"
 
-# read_destination KIND NAME: the destination's bytes in $T/readback.raw,
-# read by qemu-img (cp for a file).
+# read_destination KIND NAME: READBACK is a file of the destination's bytes:
+# read back by qemu-img into $T/readback.raw, or the destination file
+# itself.
 read_destination() {
-    rm -f "$T/readback.raw"
+    READBACK=$T/readback.raw
     case $1 in
-    file) cp "$T/$2.img" "$T/readback.raw" ;;
-    memory) nbd_to_file "$(uri_for dst)" "$size" "$T/readback.raw" ;;
-    qcow2) qcow2_to_file "$T/$2.qcow2" "$T/readback.raw" ;;
+    file) READBACK=$T/$2.img ;;
+    memory) nbd_to_file "$(uri_for dst)" "$size" "$READBACK" ;;
+    qcow2) qcow2_to_file "$T/$2.qcow2" "$READBACK" ;;
     esac
 }
 
@@ -60,55 +61,61 @@ run_case() { # NAME KIND ENGINE-OPTIONS...
     local args=("$@" --checkpoint="$map" -- "$(uri_for src)" "${dst[@]}")
     msg "$name: nbdcopy ${args[*]}"
 
-    local extra killed=0 whom=copier
+    # (One python start per kill checks FILE, the destination and what
+    # the previous FILE marked done: assert_map's further sub-commands.)
+    local extra killed=0 whom=copier previous checked="" more
     for extra in "${extras[@]}"; do
-        [[ -f $map ]] && cp "$map" "$T/previous.map"
+        previous=
+        if [[ -f $map ]]; then
+            cp "$map" "$T/previous.map"
+            previous=$T/previous.map
+        fi
         kill_after_checkpoint "$map" "$extra" "$whom" --rate=1M --request-size=128K "${args[@]}"
         if [[ $KILL_RC -eq 0 ]]; then
             msg "  $name: the copy finished before kill $((killed + 1))"
-            rm -f "$T/previous.map" # not the next case's
+            checked=
             break
         fi
         killed=$((killed + 1))
-        assert_map "$map" "$name: after kill $killed"
+        read_destination "$kind" "$name"
+        more=(";" holds "$map" "$T/src.img" "$READBACK")
+        [[ -z $previous ]] || more+=(";" lost "$map" "$previous")
+        assert_map "$map" "$name: after kill $killed" "${more[@]}"
+        checked=1
         assert_map_done_status "$map" "$name: after kill $killed"
         msg "  $name: $whom killed $extra s after a checkpoint: $MAP_DONE of $size bytes done in $MAP_RUNS runs"
         ((MAP_DONE > 0)) || fail "$name: kill $killed: FILE marks nothing done after a checkpoint"
-        read_destination "$kind" "$name"
-        local bad
-        bad=$(ctool holds "$map" "$T/src.img" "$T/readback.raw")
-        [[ $bad -eq -1 ]] ||
-            fail "$name: kill $killed: FILE marks offset $bad done, the destination differs there"
-        if [[ -f $T/previous.map ]]; then
-            local lost
-            lost=$(ctool lost "$map" "$T/previous.map")
-            [[ $lost -eq 0 ]] || fail "$name: kill $killed: $lost bytes done before are no longer done"
+        [[ ${MAP_MORE[0]} -eq -1 ]] ||
+            fail "$name: kill $killed: FILE marks offset ${MAP_MORE[0]} done, the destination differs there"
+        if [[ -n $previous ]]; then
+            [[ ${MAP_MORE[1]} -eq 0 ]] ||
+                fail "$name: kill $killed: ${MAP_MORE[1]} bytes done before are no longer done"
         fi
-        rm -f "$T/previous.map"
         [[ $whom == copier ]] && whom=group || whom=copier
     done
     ((killed >= 3)) || fail "$name: the copy was killed only $killed times before it finished"
 
-    # The rerun, from a source with a fresh log.
+    # The rerun, from a source with a fresh log.  (FILE as the last kill
+    # left it was checked just above; a FILE the copy finished was not.)
     local before=$T/$name.before done_before
     cp "$map" "$before"
-    assert_map "$before" "$name: before the rerun"
+    [[ -n $checked ]] || assert_map "$before" "$name: before the rerun"
     done_before=$MAP_DONE
     stop_server src
     start_nbdkit src -r --filter=log file "$T/src.img" logfile="$T/$name.reads"
     run_copy -v "${args[@]}"
     grep -qxF "nbdcopy: checkpoint=$map: resuming with $done_before bytes done" "$T/cmd.err" ||
         fail "$name: -v does not say 'resuming with $done_before bytes done': $(grep resuming "$T/cmd.err")"
-    assert_map "$map" "$name: after the rerun"
+    assert_map "$map" "$name: after the rerun" ";" reads "$before" "$T/$name.reads" 1
     [[ $MAP_DONE -eq $size && $MAP_RUNS -eq 1 ]] ||
         fail "$name: after the rerun FILE marks $MAP_DONE of $size bytes done"
     assert_map_done_status "$map" "$name: after the rerun"
 
     read_destination "$kind" "$name"
-    assert_same_file "$T/src.img" "$T/readback.raw" "$name"
+    assert_same_file "$T/src.img" "$READBACK" "$name"
 
     local sampled copies copied inside
-    read -r sampled copies copied inside <<<"$(ctool reads "$before" "$T/$name.reads" 1)"
+    read -r sampled copies copied inside <<<"${MAP_MORE[0]}"
     msg "  $name: the rerun read $copied bytes in $copies requests (and $sampled samples)"
     [[ $inside -eq 0 ]] || fail "$name: the rerun read $inside bytes FILE marked done"
     ((copied < full_read)) ||

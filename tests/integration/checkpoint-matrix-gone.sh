@@ -42,19 +42,19 @@ matrix_data $((24 * MiB))
 size=$MATRIX_SIZE
 
 # wait_checkpoint MAP: wait until MAP marks something done (60 s at most)
-# while the background copy runs.
+# while the background copy runs; then the server is frozen (SIGSTOP), so
+# that the copy cannot end before the cell kills it.  (MAP is read by the
+# shell, _map_done: no process per poll.)
 wait_checkpoint() {
-    local _
-    for _ in $(seq 1200); do
-        if [[ -s $1 ]]; then
-            # Frozen while the map is read (a python start, slow on a
-            # loaded machine): the copy cannot end meanwhile.
+    local i
+    for ((i = 0; i < 1200; i++)); do
+        _map_done "$1"
+        if ((MAP_NOW > 0)); then
             freeze_server srv
-            (($(_map_done "$1") > 0)) && return 0
-            thaw_server srv
+            return 0
         fi
         _alive "$BG_PID" || cell_fail "the copy ended before its first checkpoint: $(copy_error "$CELL_LABEL")"
-        sleep 0.05
+        nap 0.05
     done
     cell_fail "no checkpoint within 60 s"
 }
@@ -74,13 +74,15 @@ destination_image() {
     truncate -s "$size" "$T/dst-now.img"
 }
 
-# assert_map_holds MAP: wherever MAP marks the copy done, the destination
-# (as it is now) holds the source's bytes.
-assert_map_holds() {
+# assert_checked_map MAP WHAT: assert_map, and wherever MAP marks the copy
+# done, the destination (as it is now) holds the source's bytes (checked
+# by the same python start).
+assert_checked_map() {
     local source=$T/src.img at
     [[ $CELL_SIDE == dst ]] && source=$T/wsrc.img
     destination_image
-    at=$(ctool holds "$1" "$source" "$T/dst-now.img") || cell_fail "cannot check $1: $at"
+    assert_map "$1" "$2" ";" holds "$1" "$source" "$T/dst-now.img"
+    at=${MAP_MORE[0]}
     [[ $at == -1 ]] ||
         cell_fail "$1 marks offset $at done, but the destination differs from the source there"
 }
@@ -124,15 +126,17 @@ gone_cell() {
     [[ $side == src ]] && op='(read|extents) at offset [0-9]+ length [0-9]+'
     assert_one_line_failure "$CELL_LABEL" \
         "^nbdcopy: $(re_quote "$uri"): $op: the connection was lost \(.+\) and could not be re-established in 2 attempts \(--retry=2\): .+\$"
-    [[ $(retry_json "$CELL_LABEL" '(r["exit_status"], r["reconnections"])') == "(1, 0)" ]] ||
-        cell_fail "--json: $(cat "$T/$CELL_LABEL.json")"
-    [[ $(retry_json "$CELL_LABEL" 'r["error"]') == "${ERR#nbdcopy: }" ]] ||
-        cell_fail "--json's error is not the message: $(retry_json "$CELL_LABEL" 'r["error"]')"
-    assert_map "$CELL_MAP" "cell $CELL: the map of the failed run"
+    # (Both fields in one python start: retry_json's evaluation, batched.)
+    [[ -s $T/$CELL_LABEL.json ]] || cell_fail "no --json report ($T/$CELL_LABEL.json)"
+    ctool_lines json "$T/$CELL_LABEL.json" '(r["exit_status"], r["reconnections"])' \
+        ";" json "$T/$CELL_LABEL.json" 'r["error"]'
+    [[ ${CTOOL[0]} == "(1, 0)" ]] || cell_fail "--json: $(cat "$T/$CELL_LABEL.json")"
+    [[ ${CTOOL[1]} == "${ERR#nbdcopy: }" ]] ||
+        cell_fail "--json's error is not the message: ${CTOOL[1]}"
+    assert_checked_map "$CELL_MAP" "cell $CELL: the map of the failed run"
     DONE_BEFORE=$MAP_DONE
     ((DONE_BEFORE > 0 && DONE_BEFORE < size)) ||
         cell_fail "the failed run's map marks $DONE_BEFORE of $size bytes done"
-    assert_map_holds "$CELL_MAP"
     resume_cell "${args[@]}"
 }
 
@@ -149,11 +153,10 @@ crash_cell() {
     [[ $KILL_RC -eq 137 ]] || cell_fail "the copy finished before it could be killed"
     assert_server_alive srv "cell $CELL"
     kill_server srv
-    assert_map "$CELL_MAP" "cell $CELL: the map of the killed run"
+    assert_checked_map "$CELL_MAP" "cell $CELL: the map of the killed run"
     DONE_BEFORE=$MAP_DONE
     ((DONE_BEFORE > 0 && DONE_BEFORE < size)) ||
         cell_fail "the killed run's map marks $DONE_BEFORE of $size bytes done"
-    assert_map_holds "$CELL_MAP"
     resume_cell "${args[@]}"
 }
 

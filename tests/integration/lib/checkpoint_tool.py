@@ -9,7 +9,9 @@ then block lines "pos size status" (hex), contiguous from 0 to the
 nbdcopy-size, '+' done, '?' not done.
 
 Sub-commands (results on one line on stdout; a malformed file exits 1 with
-the reason on stderr):
+the reason on stderr).  Several run in one start when separated by ";"
+arguments ("check MAP ; holds MAP SRC DST"), one line each, in order: a
+python start is the dearest thing a test does on a small machine.
   check MAP            the file is whole and consistent (the header line,
                        every identity line, the status line, blocks covering
                        [0, size) exactly, a status line that agrees with the
@@ -24,7 +26,7 @@ the reason on stderr):
                        naming the first that is not whole
   holds MAP SRC DST    the first offset inside MAP's done ranges where the raw
                        image DST differs from SRC, or -1 (a done range must
-                       hold the source's bytes)
+                       hold the source's bytes; only those ranges are read)
   inside MAP RANGES    bytes of RANGES ("OFF+LEN,...") that MAP marks done
   rewrite MAP RANGES OUT
                        MAP with its blocks replaced: RANGES done, the rest
@@ -44,15 +46,17 @@ the reason on stderr):
                        "SAMPLE_READS COPY_READS COPY_BYTES INSIDE" where
                        INSIDE is the bytes of copy reads inside the done
                        ranges shrunk inward to A (none may be re-read)
+  json FILE EXPR       EXPR (Python) evaluated with `r` the --json report in
+                       FILE (not a mapfile)
 """
 
-import hashlib
-import re
-import struct
+import os
 import sys
 
-START = re.compile(
-    r"connection=(\d+) (\w+) id=(\d+) offset=0x([0-9a-fA-F]+) count=0x([0-9a-fA-F]+)")
+# (re, json, hashlib and struct are imported by the sub-commands that use
+# them: most runs check a mapfile, and these imports would double the
+# cost of a python start.)
+START = r"connection=(\d+) (\w+) id=(\d+) offset=0x([0-9a-fA-F]+) count=0x([0-9a-fA-F]+)"
 SAMPLE = 64 * 1024
 FINGERPRINT_SAMPLES = 16
 DESTINATION_SAMPLES = 8
@@ -76,11 +80,14 @@ def parse(path):
     identity, status, blocks = {}, None, []
     for number, line in enumerate(lines, 1):
         if line.startswith("#"):
-            m = re.match(r"# nbdcopy-([a-z]+):(?: (.*))?$", line)
-            if m:
-                if m.group(1) in identity:
-                    raise Bad(f"{path}: line {number}: a second nbdcopy-{m.group(1)}")
-                identity[m.group(1)] = m.group(2) or ""
+            # "# nbdcopy-KEY: VALUE" (KEY [a-z]+; ": VALUE" may be ":")
+            key, colon, value = line[len("# nbdcopy-"):].partition(":")
+            if (line.startswith("# nbdcopy-") and colon and key
+                    and all("a" <= c <= "z" for c in key)
+                    and (not value or value.startswith(" "))):
+                if key in identity:
+                    raise Bad(f"{path}: line {number}: a second nbdcopy-{key}")
+                identity[key] = value[1:]
             continue
         words = line.split()
         if not words:
@@ -152,10 +159,12 @@ def samples(size, runs):
 
 
 def reads(log):
+    import re
+    start = re.compile(START)
     out = []
     with open(log, errors="replace") as f:
         for line in f:
-            m = START.search(line)
+            m = start.search(line)
             if m and m.group(2) == "Read":
                 out.append((int(m.group(4), 16), int(m.group(5), 16)))
     return out
@@ -171,6 +180,8 @@ def ddrescue_number(n):
 
 
 def fingerprint(image):
+    import hashlib
+    import struct
     with open(image, "rb") as f:
         data = f.read()
     size = len(data)
@@ -182,6 +193,22 @@ def fingerprint(image):
         length += n
     outer.update(struct.pack("<Q", length))
     return f"blkhash-sha256/64K@{count}:{outer.hexdigest()}"
+
+
+def first_difference(src, dst, runs):
+    """The first offset inside runs where the files src and dst differ (one
+    ending counts as a difference), or -1.  Only the runs are read, a few
+    MiB at a time."""
+    chunk = 4 * 1024 * 1024
+    with open(src, "rb") as fs, open(dst, "rb") as fd:
+        for a, b in runs:
+            for off in range(a, b, chunk):
+                n = min(chunk, b - off)
+                x, y = os.pread(fs.fileno(), n, off), os.pread(fd.fileno(), n, off)
+                if x != y:
+                    return off + next((i for i, (p, q) in enumerate(zip(x, y)) if p != q),
+                                      min(len(x), len(y)))
+    return -1
 
 
 def parse_ranges(text):
@@ -214,7 +241,29 @@ def render(path, runs, out):
 
 
 def main(argv):
+    jobs, job = [], []
+    for word in argv[1:]:
+        if word == ";":
+            jobs.append(job)
+            job = []
+        else:
+            job.append(word)
+    jobs.append(job)
+    for job in jobs:
+        run([argv[0]] + job)
+        sys.stdout.flush()
+
+
+def run(argv):
+    if len(argv) < 3:
+        sys.exit("checkpoint_tool: no sub-command and file in " + repr(argv[1:]))
     cmd, path = argv[1], argv[2]
+    if cmd == "json":
+        import json
+        with open(path) as f:
+            r = json.load(f)  # noqa: F841 (used by the expression)
+        print(eval(argv[3]))
+        return
     if cmd == "fingerprint":
         print(fingerprint(path))
         return
@@ -248,14 +297,10 @@ def main(argv):
         print(sum(b - a - sum(max(0, min(b, y) - max(a, x)) for x, y in runs)
                   for a, b in done_runs(old)))
     elif cmd == "holds":
-        with open(argv[3], "rb") as f:
-            src = f.read()
-        with open(argv[4], "rb") as f:
-            dst = f.read()
-        bad = [a + next((i for i, (x, y) in enumerate(zip(src[a:b], dst[a:b])) if x != y),
-                        len(dst[a:b]))
-               for a, b in runs if src[a:b] != dst[a:b]]
-        print(bad[0] if bad else -1)
+        try:
+            print(first_difference(argv[3], argv[4], runs))
+        except OSError as e:
+            sys.exit(f"checkpoint_tool: {e}")
     elif cmd == "inside":
         print(sum(max(0, min(b, y) - max(a, x)) for a, b in parse_ranges(argv[3])
                   for x, y in runs))
