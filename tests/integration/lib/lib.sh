@@ -496,20 +496,25 @@ make_random_file() { # PATH SIZE: all random bytes
 # hole; plus random bytes in the last min(1234, SIZE) bytes so the file does
 # not end with a hole.
 make_test_file() {
-    local path=$1 size=$2 off n
+    local path=$1 size=$2
     rm -f "$path"
-    truncate -s "$size" "$path"
-    for ((off = 0; off < size; off += MiB)); do
-        n=$((size - off < 393293 ? size - off : 393293))
-        write_random "$path" "$off" "$n"
-        if ((off + 724288 <= size)); then
-            write_zeroes "$path" $((off + 524288)) 200000
-        fi
-    done
-    if ((size > 0)); then
-        n=$((size < 1234 ? size : 1234))
-        write_random "$path" $((size - n)) "$n"
-    fi
+    # One python start (40 ms) instead of two dd a MiB (5 ms each).
+    /usr/bin/python3 -S - "$path" "$size" <<'PY' || fail "could not create $path"
+import os, sys
+path, size, mib = sys.argv[1], int(sys.argv[2]), 1 << 20
+with open(path, "wb") as f:
+    f.truncate(size)
+    for off in range(0, size, mib):
+        f.seek(off)
+        f.write(os.urandom(min(size - off, 393293)))
+        if off + 724288 <= size:
+            f.seek(off + 524288)
+            f.write(bytes(200000))
+    if size > 0:
+        n = min(size, 1234)
+        f.seek(size - n)
+        f.write(os.urandom(n))
+PY
     [[ $(stat -c %s "$path") -eq $size ]] || fail "could not create $path"
 }
 
