@@ -12,6 +12,11 @@ Connection numbers are unique within one nbdkit process; request ids are
 unique within one connection.  Lines are written in the order things happen,
 so walking the file gives what the server had outstanding at every moment.
 
+Several sub-commands may run in one start, separated by "--" arguments
+(a python3 start costs more than most analyses):
+  engine-logtool.py uncovered LOG Read REF -- overlap LOG Read -- sum LOG Read
+prints one line per sub-command, in order; each LOG is read once.
+
 Sub-commands (all print plain integers on one line):
   maxout LOG TYPE        most TYPE requests, and most TYPE bytes, outstanding
                          at once on any one connection: "COUNT BYTES"
@@ -34,6 +39,9 @@ Sub-commands (all print plain integers on one line):
                          TYPES requests that break block-size rules: start or
                          end off a MIN boundary (an end at SIZE is allowed),
                          or Read/Write longer than MAX (0: no maximum)
+  sum LOG TYPES          the count= bytes of all TYPES requests (lib.sh's
+                         log_sum)
+  count LOG TYPES        the number of TYPES requests (lib.sh's log_count)
 """
 
 import re
@@ -42,17 +50,43 @@ import sys
 START = re.compile(
     r"connection=(\d+) (\w+) id=(\d+) offset=0x([0-9a-fA-F]+) count=0x([0-9a-fA-F]+)")
 END = re.compile(r"connection=(\d+) \.\.\.(\w+) id=(\d+) ")
+CONNECT = re.compile(r"connection=\d+ Connect ")
+
+
+_parsed = {}
+
+
+def events(log):
+    """The log's request lines, in order, parsed once per file:
+    ("S", conn, type, id, offset, count) when a request starts,
+    ("E", conn, type, id) when it is answered, ("C",) for a Connect line."""
+    if log not in _parsed:
+        out = []
+        with open(log, errors="replace") as f:
+            for line in f:
+                m = START.search(line)
+                if m:
+                    out.append(("S", m.group(1), m.group(2), m.group(3),
+                                int(m.group(4), 16), int(m.group(5), 16)))
+                    continue
+                m = END.search(line)
+                if m:
+                    out.append(("E", m.group(1), m.group(2), m.group(3)))
+                    continue
+                if CONNECT.search(line):
+                    out.append(("C",))
+        _parsed[log] = out
+    return _parsed[log]
+
+
+def starts(log, types):
+    """(conn, type, id, offset, count) of every request of the given types."""
+    return [e[1:] for e in events(log) if e[0] == "S" and e[2] in types]
 
 
 def requests(log, types):
     """(offset, count) of every request of the given types."""
-    out = []
-    with open(log, errors="replace") as f:
-        for line in f:
-            m = START.search(line)
-            if m and m.group(2) in types:
-                out.append((int(m.group(4), 16), int(m.group(5), 16)))
-    return out
+    return [(off, n) for _, _, _, off, n in starts(log, types)]
 
 
 def merge(ranges):
@@ -70,34 +104,23 @@ def merge(ranges):
 def maxout(log, kind):
     outstanding = {}  # connection -> {id: count}
     best_n = best_bytes = 0
-    with open(log, errors="replace") as f:
-        for line in f:
-            m = START.search(line)
-            if m and m.group(2) == kind:
-                reqs = outstanding.setdefault(m.group(1), {})
-                reqs[m.group(3)] = int(m.group(5), 16)
-                best_n = max(best_n, len(reqs))
-                best_bytes = max(best_bytes, sum(reqs.values()))
-                continue
-            m = END.search(line)
-            if m and m.group(2) == kind:
-                outstanding.get(m.group(1), {}).pop(m.group(3), None)
+    for e in events(log):
+        if e[0] == "S" and e[2] == kind:
+            reqs = outstanding.setdefault(e[1], {})
+            reqs[e[3]] = e[5]
+            best_n = max(best_n, len(reqs))
+            best_bytes = max(best_bytes, sum(reqs.values()))
+        elif e[0] == "E" and e[2] == kind:
+            outstanding.get(e[1], {}).pop(e[3], None)
     return best_n, best_bytes
 
 
 def conns(log, kind):
-    seen = set()
-    with open(log, errors="replace") as f:
-        for line in f:
-            m = START.search(line)
-            if m and m.group(2) == kind:
-                seen.add(m.group(1))
-    return len(seen)
+    return len(set(conn for conn, _, _, _, _ in starts(log, {kind})))
 
 
 def connects(log):
-    with open(log, errors="replace") as f:
-        return sum(1 for line in f if re.search(r"connection=\d+ Connect ", line))
+    return sum(1 for e in events(log) if e[0] == "C")
 
 
 def nonzero_blocks(ref, gran):
@@ -192,21 +215,32 @@ def unspanned(log, types, ranges):
 
 def misaligned(log, types, minimum, maximum, size):
     bad = 0
-    with open(log, errors="replace") as f:
-        for line in f:
-            m = START.search(line)
-            if not m or m.group(2) not in types:
-                continue
-            off, n = int(m.group(4), 16), int(m.group(5), 16)
-            end = off + n
-            if off % minimum or (end % minimum and end != size):
-                bad += 1
-            elif maximum and m.group(2) in ("Read", "Write") and n > maximum:
-                bad += 1
+    for _, kind, _, off, n in starts(log, types):
+        end = off + n
+        if off % minimum or (end % minimum and end != size):
+            bad += 1
+        elif maximum and kind in ("Read", "Write") and n > maximum:
+            bad += 1
     return bad
 
 
 def main(argv):
+    # CMD ARGS [-- CMD ARGS]...: one sub-command after another.
+    cmds, cur = [], []
+    for a in argv[1:]:
+        if a == "--":
+            cmds.append(cur)
+            cur = []
+        else:
+            cur.append(a)
+    cmds.append(cur)
+    for c in cmds:
+        if not c:
+            sys.exit("empty sub-command")
+        run(["engine-logtool.py"] + c)
+
+
+def run(argv):
     cmd = argv[1]
     if cmd == "maxout":
         print(*maxout(argv[2], argv[3]))
@@ -231,6 +265,10 @@ def main(argv):
     elif cmd == "misaligned":
         print(misaligned(argv[2], set(argv[3].split(",")), int(argv[4]), int(argv[5]),
                          int(argv[6])))
+    elif cmd == "sum":
+        print(sum(n for _, n in requests(argv[2], set(argv[3].split(",")))))
+    elif cmd == "count":
+        print(len(requests(argv[2], set(argv[3].split(",")))))
     else:
         sys.exit("unknown sub-command " + cmd)
 
