@@ -13,20 +13,20 @@ source "$(dirname "$0")/lib/lib.sh"
 require_cmd nbdkit python3
 REF=$TEST_LIB/blkhash_reference.py
 
-# hash_of ARGS...: run the binary, require exit 0 and a single 64-digit
-# lowercase hex line on stdout; print it.
-hash_of() {
-    local rc=0 out=
+# check WHAT EXPECTED ARGS...: run the binary with ARGS, require exit 0
+# and a single 64-digit lowercase hex line on stdout: EXPECTED. (Called
+# as it is, not in a $(...): a subshell per run cost about what the run
+# did.)
+check() {
+    local what=$1 expected=$2 rc=0 out=
+    shift 2
     "$NBDCOPY" "$@" >"$T/hash.out" 2>"$T/hash.err" || rc=$?
     [[ $rc -eq 0 ]] || fail "nbdcopy $* exited $rc: $(cat "$T/hash.err")"
     IFS= read -r -d '' out <"$T/hash.out" || true
     [[ $out =~ ^[0-9a-f]{64}$'\n'$ ]] ||
         fail "nbdcopy $*: stdout is not one sha256 hex line: '$out'"
-    echo "${out%$'\n'}"
-}
-
-check() { # WHAT EXPECTED ACTUAL
-    [[ $3 == "$2" ]] || fail "$1: got $3, expected $2"
+    out=${out%$'\n'}
+    [[ $out == "$expected" ]] || fail "$what: got $out, expected $expected"
 }
 
 size=$((5 * MiB + 3 * 512))
@@ -51,32 +51,31 @@ declare -A want=([4K]=${refs[0]} [64K]=${refs[1]} [1M]=${refs[2]})
 
 # ---------------------------------------------------------------------------
 msg "file"
-check "file" "${want[64K]}" "$(hash_of --blkhash "$T/src.img" null:)"
+check "file" "${want[64K]}" --blkhash "$T/src.img" null:
 for bs in 4K 1M; do
-    check "file, sha256/$bs" "${want[$bs]}" \
-        "$(hash_of --blkhash=sha256/$bs "$T/src.img" null:)"
+    check "file, sha256/$bs" "${want[$bs]}" --blkhash=sha256/$bs "$T/src.img" null:
 done
 
 msg "stdin: redirected file and pipe"
-check "stdin file" "${want[64K]}" "$(hash_of --blkhash - null: <"$T/src.img")"
-check "stdin pipe" "${want[64K]}" \
-    "$(hash_of --blkhash - null: < <(cat "$T/src.img"))"
-check "stdin pipe, sha256/4K" "${want[4K]}" \
-    "$(hash_of --blkhash=sha256/4K - null: < <(cat "$T/src.img"))"
-# A pipe that delivers odd-sized chunks slowly.
-check "stdin pipe, dribbled" "${want[1M]}" \
-    "$(hash_of --blkhash=sha256/1M - null: < <(
-        dd if="$T/src.img" bs=777777 status=none | while
-            dd bs=333333 count=1 iflag=fullblock status=none >"$T/chunk" &&
-            [[ -s $T/chunk ]]; do cat "$T/chunk"; done))"
+check "stdin file" "${want[64K]}" --blkhash - null: <"$T/src.img"
+check "stdin pipe" "${want[64K]}" --blkhash - null: < <(cat "$T/src.img")
+check "stdin pipe, sha256/4K" "${want[4K]}" --blkhash=sha256/4K - null: < <(cat "$T/src.img")
+# A pipe that delivers odd-sized chunks slowly: 333333 bytes at a time,
+# each chunk written by a dd of its own (the last one the rest, maybe none).
+check "stdin pipe, dribbled" "${want[1M]}" --blkhash=sha256/1M - null: < <(
+    dd if="$T/src.img" bs=777777 status=none | {
+        for ((i = 0; i <= size / 333333; i++)); do
+            dd bs=333333 count=1 iflag=fullblock status=none
+        done
+    })
 
 if command -v qemu-img >/dev/null && command -v qemu-nbd >/dev/null; then
     msg "[ qemu-nbd -f qcow2 ]"
     qemu-img convert -q -f raw -O qcow2 "$T/src.img" "$T/src.qcow2"
     check "qcow2 via [ qemu-nbd ]" "${want[64K]}" \
-        "$(hash_of --blkhash -- [ qemu-nbd -r -f qcow2 "$T/src.qcow2" ] null:)"
+        --blkhash -- [ qemu-nbd -r -f qcow2 "$T/src.qcow2" ] null:
     check "qcow2 via [ qemu-nbd ], sha256/4K" "${want[4K]}" \
-        "$(hash_of --blkhash=sha256/4K -- [ qemu-nbd -r -f qcow2 "$T/src.qcow2" ] null:)"
+        --blkhash=sha256/4K -- [ qemu-nbd -r -f qcow2 "$T/src.qcow2" ] null:
 else
     msg "qemu-img/qemu-nbd missing: qcow2 part skipped"
 fi
@@ -86,9 +85,8 @@ if [[ $(id -u) -eq 0 ]] && command -v losetup >/dev/null &&
    LOOPDEV=$(losetup -f --show -r "$T/src.img" 2>/dev/null); then
     LOOPS+=("$LOOPDEV")
     msg "block device $LOOPDEV"
-    check "loop device" "${want[64K]}" "$(hash_of --blkhash "$LOOPDEV" null:)"
-    check "loop device, sha256/1M" "${want[1M]}" \
-        "$(hash_of --blkhash=sha256/1M "$LOOPDEV" null:)"
+    check "loop device" "${want[64K]}" --blkhash "$LOOPDEV" null:
+    check "loop device, sha256/1M" "${want[1M]}" --blkhash=sha256/1M "$LOOPDEV" null:
     detach_loop "$LOOPDEV"
 else
     msg "no loop devices (needs root): block device part skipped"
@@ -98,7 +96,7 @@ fi
 msg "NBD (nbdkit file): option grid"
 start_nbdkit src -r file "$T/src.img"
 uri=$(uri_for src)
-check "nbd" "${want[64K]}" "$(hash_of --blkhash "$uri" null:)"
+check "nbd" "${want[64K]}" --blkhash "$uri" null:
 
 n=0
 for bs in 4K 64K 1M; do
@@ -115,8 +113,7 @@ for bs in 4K 64K 1M; do
                 esac
                 args=("--blkhash=sha256/$bs" "--request-size=$rs" -C "$c" -R "$r"
                       "${extra[@]}")
-                check "nbd ${args[*]}" "${want[$bs]}" \
-                    "$(hash_of "${args[@]}" "$uri" null:)"
+                check "nbd ${args[*]}" "${want[$bs]}" "${args[@]}" "$uri" null:
             done
         done
     done
@@ -125,7 +122,7 @@ for bs in 4K 64K 1M; do
     for extra in "" --no-extents --sparse=0 "--no-extents --sparse=0"; do
         # shellcheck disable=SC2086
         check "nbd --synchronous sha256/$bs $extra" "${want[$bs]}" \
-            "$(hash_of --synchronous --blkhash=sha256/$bs $extra "$uri" null:)"
+            --synchronous --blkhash=sha256/$bs $extra "$uri" null:
     done
 done
 msg "$n grid runs"

@@ -34,6 +34,7 @@ fi
 # Long-lived sources.
 start_nbdkit snbd -r file "$T/src.img"
 start_nbdkit stls --tls=require --tls-psk="$PSK_FILE" -r file "$T/src.img"
+SNBD=$(uri_for snbd) STLS=$(tls_uri_for stls)
 if [[ $have_loop == yes ]]; then
     cp "$T/src.img" "$T/srcblk.img"
     attach_loop "$T/srcblk.img" -r
@@ -43,11 +44,11 @@ fi
 src_args() { # KIND -> SRC array
     case $1 in
         file)  SRC=("$T/src.img") ;;
-        nbd)   SRC=("$(uri_for snbd)") ;;
+        nbd)   SRC=("$SNBD") ;;
         stdin) SRC=(-) ;;
         cmd)   SRC=("[" nbdkit -r file "$T/src.img" "]") ;;
         qcow2) SRC=("[" qemu-nbd -r -f qcow2 "$T/src.qcow2" "]") ;;
-        tls)   SRC=("$(tls_uri_for stls)") ;;
+        tls)   SRC=("$STLS") ;;
         block) SRC=("$SRC_LOOP") ;;
     esac
 }
@@ -90,12 +91,23 @@ dst_verify() { # KIND WHAT
 run_pair() { # SRC-KIND DST-KIND, in a subshell: failures are collected
     src_args "$1"
     dst_setup "$2"
-    local cmd=("$NBDCOPY" -- "${SRC[@]}" "${DST[@]}") rc=0
+    local cmd=("$NBDCOPY" -- "${SRC[@]}" "${DST[@]}") rc
     # stdin source: fed through a pipe; stdout destination: piped to a file.
-    { [[ $1 == stdin ]] && cat "$T/src.img"; true; } |
-        { "${cmd[@]}" 2>"$T/pair.err" || rc=$?; echo "$rc" >"$T/pair.rc"; } |
-        { if [[ $2 == stdout ]]; then cat >"$T/d.img"; else cat >/dev/null; fi; }
-    rc=$(cat "$T/pair.rc")
+    # (A pipe only where one is used: each costs a process or two.)
+    # shellcheck disable=SC2002 # (the cats: stdin is a pipe on purpose)
+    if [[ $1 == stdin && $2 == stdout ]]; then
+        cat "$T/src.img" | "${cmd[@]}" 2>"$T/pair.err" | cat >"$T/d.img"
+        rc=${PIPESTATUS[1]}
+    elif [[ $1 == stdin ]]; then
+        cat "$T/src.img" | "${cmd[@]}" 2>"$T/pair.err" >/dev/null
+        rc=${PIPESTATUS[1]}
+    elif [[ $2 == stdout ]]; then
+        "${cmd[@]}" 2>"$T/pair.err" </dev/null | cat >"$T/d.img"
+        rc=${PIPESTATUS[0]}
+    else
+        rc=0
+        "${cmd[@]}" 2>"$T/pair.err" </dev/null >/dev/null || rc=$?
+    fi
     [[ $rc -eq 0 ]] || fail "exit status $rc: $(head -c 500 "$T/pair.err")"
     dst_verify "$2" "$1 -> $2"
 }

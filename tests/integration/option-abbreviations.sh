@@ -78,19 +78,24 @@ for words in "--sync --flu" "--conn=2 --thr=2 --que=16777216" "--sp 0 --pro" "--
     assert_same_file "$T/src.img" "$T/ref.img" "the reference with $words"
 done
 
-# How a binary read a lone word: its exit status and reading.
+# How a binary read a lone word: READING gets its exit status and reading,
+# FIRST the first line of its stderr and ERRTEXT all of it. (It sets
+# variables instead of printing: a $(...) per word and binary would fork a
+# subshell, and the stderr read here serves the candidate checks too.)
 reading() { # BINARY WORD
-    local rc=0 err
+    local rc=0
     "$1" "$2" </dev/null >/dev/null 2>"$T/reading.err" || rc=$?
-    err=$(head -n 1 "$T/reading.err")
-    if [[ $err == *" is ambiguous; possibilities:"* ]]; then
-        echo "$rc ambiguous"
-    elif [[ $err == *"unrecognized option"* || $err == *": unknown option" ]]; then
-        echo "$rc unknown"
-    elif [[ $err =~ (--[a-z-]+)\'?:?\ requires\ (an\ argument|a\ value) ]]; then
-        echo "$rc value for ${BASH_REMATCH[1]}"
+    IFS= read -r -d "" ERRTEXT <"$T/reading.err" || true
+    ERRTEXT=${ERRTEXT%$'\n'}
+    FIRST=${ERRTEXT%%$'\n'*}
+    if [[ $FIRST == *" is ambiguous; possibilities:"* ]]; then
+        READING="$rc ambiguous"
+    elif [[ $FIRST == *"unrecognized option"* || $FIRST == *": unknown option" ]]; then
+        READING="$rc unknown"
+    elif [[ $FIRST =~ (--[a-z-]+)\'?:?\ requires\ (an\ argument|a\ value) ]]; then
+        READING="$rc value for ${BASH_REMATCH[1]}"
     else
-        echo "$rc accepted"
+        READING="$rc accepted"
     fi
 }
 
@@ -102,15 +107,19 @@ for name in "${names[@]}"; do
 done
 checked=0
 for word in $(printf '%s\n' "${words[@]}" | sort -u); do
-    ref=$(reading "$REFERENCE" "$word")
-    ours=$(reading "$NBDCOPY" "$word")
+    reading "$REFERENCE" "$word"
+    ref=$READING ref_first=$FIRST
+    reading "$NBDCOPY" "$word"
+    ours=$READING
     [[ $ref == "$ours" ]] || fail "$word: the reference: '$ref', ours: '$ours'"
     if [[ $ours == *ambiguous ]]; then
-        line=$("$NBDCOPY" "$word" 2>&1 </dev/null) || true
+        line=$ERRTEXT
         [[ $line == "nbdcopy: option '$word' is ambiguous; possibilities: '--"* ]] ||
             fail "$word: not glibc's words: $line"
-        candidates=$("$REFERENCE" "$word" 2>&1 </dev/null | sed -n "s/.*possibilities: //p") || true
-        [[ -n $candidates ]] || fail "$word: the reference names no candidates"
+        # The reference's candidates: the rest of its ambiguity line.
+        candidates=${ref_first#*possibilities: }
+        [[ -n $candidates && $candidates != "$ref_first" ]] ||
+            fail "$word: the reference names no candidates"
         for candidate in $candidates; do
             [[ $line == *" $candidate"* ]] || fail "$word: ours does not name $candidate: $line"
         done

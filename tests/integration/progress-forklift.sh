@@ -14,19 +14,27 @@ require_cmd qemu-img
 pty_run() { /usr/bin/python3 "$TEST_LIB/pty_run.py" "$@"; }
 forklift() { /usr/bin/python3 "$TEST_LIB/forklift_progress.py" "$@"; }
 
-# libnbd's nbdcopy draws a frame each time a worker takes its next 128 MiB:
-# 1 GiB gives it eight. 1024 reads of 1 MiB, each delayed 2 ms, one at a
-# time: about 3 s, several of our one-a-second lines.
-size=$((1024 * MiB))
-start_nbdkit src -r --filter=delay --filter=error pattern "$size" delay-read=2ms \
-    error-pread-rate=100% error-file="$T/fail-now"
+# Sources whose reads are slow, one at a time (-C 1, one request of 1 MiB
+# in flight), that fail every read from the moment $T/fail-now exists.
+# Ours draws a frame a second (and on a terminal at every percent): 128
+# reads of 1 MiB, each delayed 24 ms, take about 3 s, several of our
+# one-a-second lines. libnbd's nbdcopy draws a frame each time a worker
+# takes its next 128 MiB: 1 GiB gives it eight, and 1024 reads of 1 MiB,
+# each delayed 2 ms, take about as long. (Ours copies and compares an
+# eighth of the reference's bytes: the frames are the same.)
+start_source() { # NAME SIZE DELAY
+    start_nbdkit "$1" -r --filter=delay --filter=error pattern "$2" delay-read="$3" \
+        error-pread-rate=100% error-file="$T/fail-now"
+}
+start_source ours $((128 * MiB)) 24ms
 slow=(-C 1 --requests=1 --request-size=1048576)
 
-# run_case COPIER terminal|pipe|file ok|fail OUT: the copy's stderr in OUT.
+# run_case COPIER SERVER terminal|pipe|file ok|fail OUT: the copy's stderr
+# in OUT.
 run_case() {
-    local copier=$1 where=$2 outcome=$3 out=$4 rc=0 pid
+    local copier=$1 server=$2 where=$3 outcome=$4 out=$5 rc=0 pid text i
     rm -f "$T/fail-now" "$T/dst.img"
-    local cmd=("$copier" -p "${slow[@]}" "$(uri_for src)" "$T/dst.img")
+    local cmd=("$copier" -p "${slow[@]}" "$(uri_for "$server")" "$T/dst.img")
     if [[ $where == terminal ]]; then
         local touch=()
         [[ $outcome == fail ]] && touch=(--touch-after '[1-9][0-9]?% \[' "$T/fail-now")
@@ -39,62 +47,84 @@ run_case() {
         fi
         pid=$!
         if [[ $outcome == fail ]]; then
-            for _ in $(seq 300); do
-                grep -aqE '[1-9][0-9]?% \[' "$out" 2>/dev/null && break
-                sleep 0.05
+            # Until a frame between 1% and 99% is out (read without a
+            # fork: this polls 20 times a second).
+            for ((i = 0; i < 300; i++)); do
+                text=
+                [[ -e $out ]] && { IFS= read -r -d '' text <"$out" || true; }
+                [[ $text =~ [1-9][0-9]?%\ \[ ]] && break
+                nap 0.05
             done
             touch "$T/fail-now"
         fi
         wait "$pid" || rc=$?
-        sleep 0.2 # the pipe's reader may still be writing
+        nap 0.2 # the pipe's reader may still be writing
     fi
     if [[ $outcome == ok ]]; then
         [[ $rc -eq 0 ]] || fail "$copier ($where) exited $rc: $(tr '\r' '\n' <"$out" | tail -3)"
-        qemu-img compare -q -f raw -F raw "$T/dst.img" "$(uri_for src)" ||
+        qemu-img compare -q -f raw -F raw "$T/dst.img" "$(uri_for "$server")" ||
             fail "$copier ($where): the copy differs from the source"
     else
         [[ $rc -ne 0 ]] || fail "$copier ($where): a failing copy exited 0"
     fi
 }
 
-# check COPIER WHERE OUT: the percents rise, end at 100, and 100 comes once.
+# read_percents WHERE OUT: PERCENTS, what Forklift reads in OUT (frame by
+# frame on a terminal), and LAST, the last of them (empty if none); and
+# LINES_LAST, the last percent read line by line, as Forklift reads a
+# terminal's capture too (off a terminal that is how PERCENTS were read).
+read_percents() {
+    local mode=() lines=()
+    [[ $1 == terminal ]] && mode=(--frames --lines-to "$T/lines")
+    forklift "${mode[@]}" "$2" >"$T/percents" || return 1
+    mapfile -t PERCENTS <"$T/percents"
+    LAST='' LINES_LAST=''
+    ((${#PERCENTS[@]} == 0)) || LAST=${PERCENTS[${#PERCENTS[@]} - 1]}
+    if [[ $1 == terminal ]]; then
+        mapfile -t lines <"$T/lines"
+        ((${#lines[@]} == 0)) || LINES_LAST=${lines[${#lines[@]} - 1]}
+    else
+        LINES_LAST=$LAST
+    fi
+}
+
+# check_ok COPIER WHERE OUT: the percents rise, end at 100, and 100 comes once.
 check_ok() {
-    local what="$1 ($2)" out=$3 mode=()
-    [[ $2 == terminal ]] && mode=(--frames)
-    forklift "${mode[@]}" "$out" >"$T/percents" || fail "$what: frames Forklift cannot read"
-    local count prev=-1 p
-    count=$(wc -l <"$T/percents")
+    local what="$1 ($2)" out=$3 prev=-1 p hundreds=0
+    read_percents "$2" "$out" || fail "$what: frames Forklift cannot read"
+    local count=${#PERCENTS[@]}
     ((count >= 3)) || fail "$what: only $count frames: $(tr '\r' '\n' <"$out")"
-    while read -r p; do
+    for p in "${PERCENTS[@]}"; do
         ((p >= prev)) || fail "$what: percent went back from $prev to $p"
         prev=$p
-    done <"$T/percents"
+        ((p != 100)) || hundreds=$((hundreds + 1))
+    done
     [[ $prev -eq 100 ]] || fail "$what: the last frame says $prev%, not 100%"
-    [[ $(grep -cx 100 "$T/percents") -eq 1 ]] || fail "$what: 100% said more than once"
-    # And line by line, as Forklift reads a terminal's capture too.
-    [[ $(forklift "$out" | tail -n 1) -eq 100 ]] || fail "$what: Forklift's last percent is not 100"
-    msg "$what: $count frames, $(head -n 1 "$T/percents")% .. 100%"
+    [[ $hundreds -eq 1 ]] || fail "$what: 100% said more than once"
+    [[ $LINES_LAST -eq 100 ]] || fail "$what: Forklift's last percent is not 100"
+    msg "$what: $count frames, ${PERCENTS[0]}% .. 100%"
 }
 
 check_failed() {
-    local what="$1 ($2)" out=$3 mode=() last
-    [[ $2 == terminal ]] && mode=(--frames)
-    forklift "${mode[@]}" "$out" >"$T/percents" || fail "$what: frames Forklift cannot read"
-    last=$(tail -n 1 "$T/percents")
+    local what="$1 ($2)" out=$3 last p
+    read_percents "$2" "$out" || fail "$what: frames Forklift cannot read"
+    last=$LAST
     [[ -n $last ]] || fail "$what: no frame before the failure"
     ((last < 100)) || fail "$what: a failed copy's last frame says $last%"
-    ! grep -qx 100 "$T/percents" || fail "$what: a failed copy said 100%"
+    for p in "${PERCENTS[@]}"; do
+        [[ $p != 100 ]] || fail "$what: a failed copy said 100%"
+    done
     msg "$what: failed at $last%"
 }
 
 for where in terminal pipe file; do
     msg "ours, stderr a $where"
-    run_case "$NBDCOPY" "$where" ok "$T/$where.txt"
+    run_case "$NBDCOPY" ours "$where" ok "$T/$where.txt"
     check_ok ours "$where" "$T/$where.txt"
     if [[ $where != terminal ]]; then
         grep -q $'\r' "$T/$where.txt" && fail "ours ($where): carriage returns off a terminal"
     fi
-    run_case "$NBDCOPY" "$where" fail "$T/$where-fail.txt"
+    run_case "$NBDCOPY" ours "$where" fail "$T/$where-fail.txt"
     check_failed ours "$where" "$T/$where-fail.txt"
     last_line=$(tr '\r' '\n' <"$T/$where-fail.txt" | grep -a 'nbdcopy:' | tail -n 1)
     [[ $last_line == *"nbdcopy: "*"read"*"Input/output error"* ]] ||
@@ -103,6 +133,7 @@ done
 
 reference=/usr/bin/nbdcopy
 if [[ -x $reference ]]; then
+    start_source ref $((1024 * MiB)) 2ms
     version=$("$reference" --version | awk 'NR == 1 {print $2}')
     wheres=(terminal)
     if [[ $(printf '%s\n' 1.16 "$version" | sort -V | head -n 1) == 1.16 ]]; then
@@ -112,9 +143,9 @@ if [[ -x $reference ]]; then
     fi
     for where in "${wheres[@]}"; do
         msg "reference, stderr a $where"
-        run_case "$reference" "$where" ok "$T/ref-$where.txt"
+        run_case "$reference" ref "$where" ok "$T/ref-$where.txt"
         check_ok reference "$where" "$T/ref-$where.txt"
-        run_case "$reference" "$where" fail "$T/ref-$where-fail.txt"
+        run_case "$reference" ref "$where" fail "$T/ref-$where-fail.txt"
         check_failed reference "$where" "$T/ref-$where-fail.txt"
     done
 else

@@ -2,7 +2,7 @@
 """Reads a copier's stderr as Forklift's monitor does and prints, one per
 line, the percentages it would extract.
 
-usage: forklift_progress.py [--frames] FILE
+usage: forklift_progress.py [--frames [--lines-to OUT]] FILE
 
 Forklift splits the output into lines with Go's bufio.ScanLines (split on
 "\\n", one "\\r" before it dropped, lines cut at 64 KiB) and matches each
@@ -14,6 +14,11 @@ invalid bytes replaced).
 and check each frame on its own. Either way, a unit that does not match
 and is not one of our "nbdcopy: " messages is printed on stderr as
 "unmatched: ..." and makes the exit status 1.
+
+--lines-to OUT (with --frames): also write to OUT the percentages of the
+plain line-by-line reading (what a run without --frames prints; its
+unmatched lines neither printed nor counted), so that a terminal's capture
+is read both ways in one python3 start.
 """
 import re
 import sys
@@ -30,13 +35,9 @@ def scan_lines(data):
             yield line[start:start + MAX_TOKEN]
 
 
-def main():
-    args = sys.argv[1:]
-    frames = args[0] == "--frames"
-    if frames:
-        args = args[1:]
-    data = open(args[0], "rb").read()
-    status = 0
+def percents(data, frames, out, unmatched):
+    """Writes to out the percents of data's units; unmatched(text) for each
+    unit that is neither a frame nor a "nbdcopy: " message."""
     for line in scan_lines(data):
         units = line.split(b"\r") if frames else [line]
         for unit in units:
@@ -45,11 +46,31 @@ def main():
                 continue
             match = FORKLIFT.search(text)
             if match:
-                print(int(match.group(1)))
+                print(int(match.group(1)), file=out)
             elif not text.startswith("nbdcopy: "):
-                print("unmatched: %r" % text[:200], file=sys.stderr)
-                status = 1
-    sys.exit(status)
+                unmatched(text)
+
+
+def main():
+    args = sys.argv[1:]
+    frames = args[0] == "--frames"
+    if frames:
+        args = args[1:]
+    lines_to = None
+    if frames and args[0] == "--lines-to":
+        lines_to, args = args[1], args[2:]
+    data = open(args[0], "rb").read()
+    bad = []
+
+    def unmatched(text):
+        print("unmatched: %r" % text[:200], file=sys.stderr)
+        bad.append(text)
+
+    percents(data, frames, sys.stdout, unmatched)
+    if lines_to is not None:
+        with open(lines_to, "w") as out:
+            percents(data, False, out, lambda text: None)
+    sys.exit(1 if bad else 0)
 
 
 if __name__ == "__main__":
