@@ -383,8 +383,8 @@ run_kept() {
     mkdir -p "$T/outputs"
     RC=0
     "$@" >"$T/outputs/$label.out" 2>"$T/outputs/$label.err" || RC=$?
-    ERR=$(cat "$T/outputs/$label.err")
-    msg "$label: status $RC: $(grep -v '^libnbd: debug' "$T/outputs/$label.err" | head -n 3)"
+    ERR=$(<"$T/outputs/$label.err")
+    msg "$label: status $RC: $(grep -v -m 3 '^libnbd: debug' "$T/outputs/$label.err")"
 }
 
 # assert_no_secrets SECRET...: no kept output contains any SECRET (fixed
@@ -418,7 +418,7 @@ expect_one_line_failure() {
     [[ $RC -ne 0 ]] || fail "expected a failure, it exited 0"
     [[ $RC -lt 128 ]] || fail "exited with status $RC (crash / signal)"
     [[ $ERR == nbdcopy:\ * ]] || fail "stderr does not start with 'nbdcopy: ': $ERR"
-    [[ $(printf '%s\n' "$ERR" | wc -l) -eq 1 ]] || fail "more than one line on stderr: $ERR"
+    [[ $ERR != *$'\n'* ]] || fail "more than one line on stderr: $ERR"
 }
 
 # ---------------------------------------------------------------------------
@@ -579,7 +579,7 @@ _run_failing() {
     shift 2
     ERR_FILE=$T/cmd.err
     "$@" >"$T/cmd.out" 2>"$ERR_FILE" || rc=$?
-    ERR=$(cat "$ERR_FILE")
+    ERR=$(<"$ERR_FILE")
     sed -n "s/^/    stderr: /p; ${shown}q" "$ERR_FILE" >&2
     [[ $rc -ne 0 ]] || fail "expected failure, but it exited 0: $*"
     [[ $rc -lt 128 ]] || fail "exited with status $rc (crash / signal): $*"
@@ -663,7 +663,7 @@ bounded_copy() {
     RC=0
     ERR_FILE=$T/cmd.err
     timeout -k 5 "$watchdog" "$NBDCOPY" "$@" >"$T/cmd.out" 2>"$ERR_FILE" || RC=$?
-    ERR=$(cat "$ERR_FILE")
+    ERR=$(<"$ERR_FILE")
     sed -n 's/^/    stderr: /p; 5q' "$ERR_FILE" >&2
     [[ $RC -ne 124 && $RC -ne 137 ]] || fail "hung: still running after ${watchdog}s: nbdcopy $*"
     [[ $RC -lt 128 ]] || fail "exited with status $RC (crash / signal): nbdcopy $*"
