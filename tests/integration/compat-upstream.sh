@@ -22,27 +22,25 @@ verbose_lines() {
 }
 
 check_verbose() {
-    local what=$1
+    local what=$1 ref ours line at=0
     shift
     verbose_lines "$reference" "$@" >"$T/ref.txt"
     verbose_lines "$NBDCOPY" "$@" >"$T/ours.txt"
-    [[ $(wc -l <"$T/ref.txt") -ge 5 ]] || fail "$what: the reference printed: $(cat "$T/ref.txt")"
-    # Each reference line, in order, starts one of our lines.
-    python3 - "$T/ref.txt" "$T/ours.txt" <<'PY' || fail "$what: -v lines differ (above)"
-import sys
-ref = open(sys.argv[1], encoding="utf-8").read().splitlines()
-ours = open(sys.argv[2], encoding="utf-8").read().splitlines()
-at = 0
-for line in ref:
-    while at < len(ours) and not ours[at].startswith(line):
-        at += 1
-    if at == len(ours):
-        print("not a prefix of any later line of ours: %r" % line, file=sys.stderr)
-        print("ours:\n" + "\n".join(ours), file=sys.stderr)
-        sys.exit(1)
-    at += 1
-PY
-    msg "$what: $(wc -l <"$T/ref.txt") -v lines of the reference start ours"
+    mapfile -t ref <"$T/ref.txt"
+    mapfile -t ours <"$T/ours.txt"
+    ((${#ref[@]} >= 5)) || fail "$what: the reference printed: $(<"$T/ref.txt")"
+    # Each reference line, in order, starts one of our lines (a dozen
+    # lines each: compared in bash).
+    for line in "${ref[@]}"; do
+        while ((at < ${#ours[@]})) && [[ ${ours[at]} != "$line"* ]]; do
+            at=$((at + 1))
+        done
+        ((at < ${#ours[@]})) ||
+            fail "$what: -v lines differ: not a prefix of any later line of ours: '$line'; ours:
+$(<"$T/ours.txt")"
+        at=$((at + 1))
+    done
+    msg "$what: ${#ref[@]} -v lines of the reference start ours"
 }
 
 rm -f "$T/out.img"
@@ -56,19 +54,28 @@ check_verbose "-C 1 -R 4 nbd -> null:" -C 1 -R 4 "$(uri_for src)" null:
 msg "--help names every option the reference's --help names"
 "$reference" --help >"$T/ref-help.txt"
 "$NBDCOPY" --help >"$T/help.txt"
-options=$(grep -oE -- '--[a-z][a-z-]*' "$T/ref-help.txt" | sort -u)
-[[ $(wc -l <<<"$options") -ge 15 ]] || fail "read only $(wc -l <<<"$options") options from the reference"
-for option in $options; do
-    grep -qE -- "$option([^a-z-]|\$)" "$T/help.txt" || fail "--help does not name $option"
+mapfile -t options < <(grep -oE -- '--[a-z][a-z-]*' "$T/ref-help.txt" | sort -u)
+((${#options[@]} >= 15)) || fail "read only ${#options[@]} options from the reference"
+# Each option followed by a character that cannot continue it, or by the
+# end of a line (grep -E "$option([^a-z-]|$)" on each line of ours).
+help=$(<"$T/help.txt")$'\n'
+for option in "${options[@]}"; do
+    [[ $help =~ $option([^a-z-]) ]] || fail "--help does not name $option"
 done
 
 msg "--version: 'nbdcopy X.Y.Z' then 'libnbd X.Y.Z', as the reference"
+"$reference" --version >"$T/ref-version.txt"
+mapfile -t ref_version <"$T/ref-version.txt"
 for copier in "$reference" "$NBDCOPY"; do
     "$copier" --version >"$T/version.txt"
-    [[ $(wc -l <"$T/version.txt") -eq 2 ]] || fail "$copier --version: $(cat "$T/version.txt")"
-    grep -qE '^nbdcopy [0-9]+\.[0-9]+\.[0-9]+$' <(head -n 1 "$T/version.txt") ||
-        fail "$copier --version line 1: $(head -n 1 "$T/version.txt")"
-    [[ $(sed -n 2p "$T/version.txt") == "$(sed -n 2p <("$reference" --version))" ]] ||
+    mapfile -t version <"$T/version.txt"
+    text=''
+    IFS= read -r -d '' text <"$T/version.txt" || true
+    newlines=${text//[!$'\n']/}  # (wc -l)
+    [[ ${#newlines} -eq 2 ]] || fail "$copier --version: $text"
+    [[ ${version[0]} =~ ^nbdcopy\ [0-9]+\.[0-9]+\.[0-9]+$ ]] ||
+        fail "$copier --version line 1: ${version[0]}"
+    [[ ${version[1]} == "${ref_version[1]}" ]] ||
         fail "$copier --version line 2 differs from the reference's"
 done
 
@@ -81,24 +88,26 @@ same_failure() {
     "$NBDCOPY" "$@" >/dev/null 2>"$T/err.txt" </dev/null || rc_ours=$?
     [[ $rc_ref -eq 1 && $rc_ours -eq 1 ]] ||
         fail "$what: exit status $rc_ours, the reference's $rc_ref"
-    [[ $(wc -l <"$T/err.txt") -eq 1 && $(cat "$T/err.txt") == "nbdcopy: "* ]] ||
-        fail "$what: not one 'nbdcopy: ' line: $(cat "$T/err.txt")"
-    msg "$what: exit 1 both; ours: $(cat "$T/err.txt")"
+    local text=''
+    IFS= read -r -d '' text <"$T/err.txt" || true
+    ERR=$(<"$T/err.txt") REF_ERR=$(<"$T/ref-err.txt")
+    # One line (one newline, wc -l), starting "nbdcopy: ".
+    [[ $text == "$ERR"$'\n' && $ERR != *$'\n'* && $ERR == "nbdcopy: "* ]] ||
+        fail "$what: not one 'nbdcopy: ' line: $ERR"
+    msg "$what: exit 1 both; ours: $ERR"
 }
+# (It leaves our message in ERR and the reference's in REF_ERR.)
 same_failure "a missing source" "$T/missing.img" "$T/out.img"
-[[ $(cat "$T/err.txt") == "$(cat "$T/ref-err.txt")" ]] ||
-    fail "a missing source: '$(cat "$T/err.txt")', the reference: '$(cat "$T/ref-err.txt")'"
+[[ $ERR == "$REF_ERR" ]] ||
+    fail "a missing source: '$ERR', the reference: '$REF_ERR'"
 same_failure "an unknown option" --bogus "$T/src.img" "$T/out.img"
-ERR=$(cat "$T/err.txt")
 assert_err_contains "--bogus: unknown option"
 same_failure "one operand" "$T/src.img"
-ERR=$(cat "$T/err.txt")
 assert_err_contains "expected SOURCE and DESTINATION, got 1 operand"
 same_failure "a bad number" -C x "$T/src.img" "$T/out.img"
-ERR=$(cat "$T/err.txt")
 assert_err_contains "--connections: not a number: 'x'"
 same_failure "a destination too small" "$T/src.img" "$(uri_for small)"
 # Scripts match the reference's words; ours adds the sizes after them.
-[[ $(cat "$T/err.txt") == "$(cat "$T/ref-err.txt")"* ]] ||
-    fail "a destination too small: '$(cat "$T/err.txt")' does not start with the reference's '$(cat "$T/ref-err.txt")'"
+[[ $ERR == "$REF_ERR"* ]] ||
+    fail "a destination too small: '$ERR' does not start with the reference's '$REF_ERR'"
 msg PASS

@@ -26,10 +26,10 @@ marker=$((20 * MiB))
 
 # Dry run: null: prints the figures, copies nothing.
 "$NBDCOPY" --dirty-bitmap=b0 -- [ qemu-nbd -r -B b0 -f qcow2 "$img" ] null: \
-    >"$T/dry.out" 2>"$T/dry.err" || fail "dry run failed: $(cat "$T/dry.err")"
-[[ $(cat "$T/dry.out") == "$want_line" ]] ||
-    fail "dry run printed '$(cat "$T/dry.out")', expected '$want_line'"
-[[ ! -s $T/dry.err ]] || fail "dry run wrote to stderr: $(cat "$T/dry.err")"
+    >"$T/dry.out" 2>"$T/dry.err" || fail "dry run failed: $(<"$T/dry.err")"
+[[ $(<"$T/dry.out") == "$want_line" ]] ||
+    fail "dry run printed '$(<"$T/dry.out")', expected '$want_line'"
+[[ ! -s $T/dry.err ]] || fail "dry run wrote to stderr: $(<"$T/dry.err")"
 
 prepare() { # DST: the old full copy, with the marker in a clean range
     cp "$T/old.raw" "$1"

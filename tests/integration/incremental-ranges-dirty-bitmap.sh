@@ -61,24 +61,24 @@ run_copy --dirty-bitmap=b0 "$src" "$T/bitmap.raw"
 assert_incremental "$T/bitmap.raw" "$T/fresh.raw" "$marker" "--dirty-bitmap"
 
 "$NBDCOPY" --dirty-bitmap=b0 "$src" null: >"$T/dry-bitmap.out" 2>&1 ||
-    fail "--dirty-bitmap dry run failed: $(cat "$T/dry-bitmap.out")"
-[[ $(cat "$T/dry-bitmap.out") == "$want_line" ]] ||
-    fail "--dirty-bitmap dry run printed '$(cat "$T/dry-bitmap.out")', expected '$want_line'"
+    fail "--dirty-bitmap dry run failed: $(<"$T/dry-bitmap.out")"
+[[ $(<"$T/dry-bitmap.out") == "$want_line" ]] ||
+    fail "--dirty-bitmap dry run printed '$(<"$T/dry-bitmap.out")', expected '$want_line'"
 
 msg "the dry run prints what --dirty-bitmap's prints"
 "$NBDCOPY" --ranges="$T/map.json" --ranges-type=1 "$src" null: >"$T/dry.out" 2>"$T/dry.err" ||
-    fail "--ranges dry run failed: $(cat "$T/dry.err")"
-[[ $(cat "$T/dry.out") == "$want_line" ]] ||
-    fail "--ranges dry run printed '$(cat "$T/dry.out")', expected '$want_line'"
-[[ ! -s $T/dry.err ]] || fail "the dry run wrote to stderr: $(cat "$T/dry.err")"
+    fail "--ranges dry run failed: $(<"$T/dry.err")"
+[[ $(<"$T/dry.out") == "$want_line" ]] ||
+    fail "--ranges dry run printed '$(<"$T/dry.out")', expected '$want_line'"
+[[ ! -s $T/dry.err ]] || fail "the dry run wrote to stderr: $(<"$T/dry.err")"
 # Type 0 (clean) is the complement: the selection is by type, exactly (as
 # many clean runs as dirty: the first dirty one is not at 0, the last ends
 # the image).
 clean_line="dirty=$((size - DIRTY_BYTES)) ranges=$DIRTY_COUNT clean=$DIRTY_BYTES size=$size"
 "$NBDCOPY" --ranges="$T/map.json" --ranges-type=0 "$src" null: >"$T/dry0.out" 2>"$T/dry.err" ||
-    fail "--ranges-type=0 dry run failed: $(cat "$T/dry.err")"
-[[ $(cat "$T/dry0.out") == "$clean_line" ]] ||
-    fail "--ranges-type=0 dry run printed '$(cat "$T/dry0.out")', expected '$clean_line'"
+    fail "--ranges-type=0 dry run failed: $(<"$T/dry.err")"
+[[ $(<"$T/dry0.out") == "$clean_line" ]] ||
+    fail "--ranges-type=0 dry run printed '$(<"$T/dry0.out")', expected '$clean_line'"
 
 msg "piped: nbdinfo --map ... | nbdcopy --ranges=-"
 prepare "$T/piped.raw"
@@ -101,13 +101,26 @@ assert_same_file "$T/bitmap.raw" "$T/listed.raw" "--ranges=FILE against --dirty-
 prepare "$T/bitmap-p.raw"
 "$NBDCOPY" -p --dirty-bitmap=b0 "$src" "$T/bitmap-p.raw" 2>"$T/bitmap-p.err" ||
     fail "--dirty-bitmap -p failed: $(tail -n 1 "$T/bitmap-p.err")"
-total() { # ERRFILE: "X of Y" of the last frame, when X = Y
-    tail -n 1 "$1" | sed -n 's/^█ 100% \[\*\{40\}\] \(.*\) of \1, .*/\1/p'
+# total ERRFILE: TOTAL is X of the last frame "█ 100% [***...] X of X, ...",
+# empty when the last frame is not that (read by bash: no process).
+total() {
+    local lines
+    TOTAL='' LAST=''
+    mapfile -t lines <"$1"
+    ((${#lines[@]} > 0)) || return 0
+    LAST=${lines[-1]}
+    if [[ $LAST =~ ^█\ 100%\ \[\*{40}\]\ ([^,]*)\ of\ ([^,]*),\  &&
+          ${BASH_REMATCH[1]} == "${BASH_REMATCH[2]}" ]]; then
+        TOTAL=${BASH_REMATCH[1]}
+    fi
 }
-[[ -n $(total "$T/cmd.err") ]] || fail "-p did not end at 100% with done = total: $(tail -n 1 "$T/cmd.err")"
-[[ $(total "$T/cmd.err") == "$(total "$T/bitmap-p.err")" ]] ||
-    fail "-p counts to $(total "$T/cmd.err"), --dirty-bitmap's to $(total "$T/bitmap-p.err")"
-[[ $(total "$T/cmd.err") != 24.0* ]] || fail "-p counts the whole image: $(tail -n 1 "$T/cmd.err")"
+total "$T/cmd.err"
+ranges_total=$TOTAL
+[[ -n $ranges_total ]] || fail "-p did not end at 100% with done = total: $LAST"
+[[ $ranges_total != 24.0* ]] || fail "-p counts the whole image: $LAST"
+total "$T/bitmap-p.err"
+[[ $ranges_total == "$TOTAL" ]] ||
+    fail "-p counts to $ranges_total, --dirty-bitmap's to $TOTAL"
 "$PY" - "$T/report.json" "$T/map.json" "$DIRTY_BYTES" "$DIRTY_COUNT" "$size" <<'PY' ||
 import json, sys
 r = json.load(open(sys.argv[1]))
@@ -119,7 +132,7 @@ assert r["dirty_bitmap"] is None, r["dirty_bitmap"]
 assert r["bytes_copied"] == dirty and r["size"] == size, (r["bytes_copied"], r["size"])
 assert r["exit_status"] == 0 and r["error"] is None, r
 PY
-    fail "--json: wrong ranges figures: $(cat "$T/report.json")"
+    fail "--json: wrong ranges figures: $(<"$T/report.json")"
 
 msg "other sources: [ qemu-nbd ] without a bitmap, and a raw file"
 cp "$T/old.raw" "$T/command.raw"  # no marker: all of it equals the fresh copy
@@ -138,13 +151,16 @@ run_case() { # NAME OPTIONS...
     start_nbdkit dst --filter=log file "$T/$name.raw" logfile="$log"
     run_copy "$@" --ranges="$T/map.json" --ranges-type=1 "$src" "$(uri_for dst)"
     stop_server dst
-    local outside unspanned zeroed trims
-    outside=$(logtool outranges "$log" Write,Zero,Trim "$DIRTY_RANGES")
-    unspanned=$(logtool unspanned "$log" Write,Zero "$DIRTY_RANGES")
-    zeroed=$(log_sum "$log" Zero)
-    trims=$(log_count "$log" Trim)
-    msg "  $name: $(log_count "$log" Write) writes ($(log_sum "$log" Write) bytes), $zeroed bytes zeroed"
-    (($(log_count "$log" Write) > 0)) || fail "$name: no Write request in the log"
+    # One logtool start for every figure (sum and count are log_sum's and
+    # log_count's).
+    local figures outside unspanned zeroed trims writes written
+    mapfile -t figures < <(logtool outranges "$log" Write,Zero,Trim "$DIRTY_RANGES" \
+        -- unspanned "$log" Write,Zero "$DIRTY_RANGES" -- sum "$log" Zero \
+        -- count "$log" Trim -- count "$log" Write -- sum "$log" Write)
+    ((${#figures[@]} == 6)) || fail "$name: logtool failed on $log"
+    read -r outside unspanned zeroed trims writes written <<<"${figures[*]}"
+    msg "  $name: $writes writes ($written bytes), $zeroed bytes zeroed"
+    ((writes > 0)) || fail "$name: no Write request in the log"
     [[ $outside -eq 0 ]] || fail "$name: $outside bytes written or zeroed outside the listed ranges"
     [[ $unspanned -eq 0 ]] || fail "$name: $unspanned listed bytes neither written nor zeroed"
     ((zeroed >= MiB + 262144 + 524288)) || fail "$name: only $zeroed bytes zeroed"

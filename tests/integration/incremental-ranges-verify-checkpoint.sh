@@ -24,7 +24,6 @@ source "$(dirname "$0")/lib/lib.sh"
 require_cmd nbdkit python3
 PY=/usr/bin/python3
 [[ -x $PY ]] || PY=$(command -v python3)
-REF=$TEST_LIB/blkhash_reference.py
 
 size=$((16 * MiB))
 make_random_file "$T/src.raw" "$size"
@@ -37,11 +36,13 @@ listed_bytes=$((MiB + 2 * MiB + 1500000 + 2 * MiB))
 grown="1048576+1048576,4194304+2162688,8978432+1572864,14680064+2097152"
 grown_bytes=$((MiB + 2162688 + 1572864 + 2 * MiB))
 
-# helper overlay SRC BASE OUT RANGES: OUT is BASE (a file, or "zero" for
-# zeroes) with SRC's bytes in RANGES.  helper mapdone MAP: bytes a ddrescue
-# mapfile marks done ("+"), or -1 when it is missing or not whole.
+# helper CMD ARGS [-- CMD ARGS]...: several jobs in one python start.
+#   overlay SRC BASE OUT RANGES: OUT is BASE (a file, or "zero" for zeroes)
+#     with SRC's bytes in RANGES;
+#   blkhash FILE: prints the Python reference digest of FILE.
 cat >"$T/helper.py" <<'PY'
 import sys
+sys.path.insert(0, sys.argv[1])
 
 def overlay(src, base, out, ranges):
     size = len(open(src, "rb").read()) if base == "zero" else None
@@ -53,33 +54,59 @@ def overlay(src, base, out, ranges):
             data[off:off + n] = f.read(n)
     open(out, "wb").write(data)
 
-def done(path):
-    try:
-        lines = open(path).read().splitlines()
-    except OSError:
-        return -1
-    rows = [l.split() for l in lines if l and not l.startswith("#")]
-    if len(rows) < 2 or len(rows[0]) < 2:
-        return -1
-    total = 0
-    for row in rows[1:]:
-        if len(row) != 3:
-            return -1
-        if row[2] == "+":
-            total += int(row[1], 16)
-    return total
-
-if sys.argv[1] == "overlay":
-    overlay(*sys.argv[2:6])
-elif sys.argv[1] == "mapdone":
-    print(done(sys.argv[2]))
+cmds, cur = [], []
+for a in sys.argv[2:] + ["--"]:
+    if a == "--":
+        cmds.append(cur)
+        cur = []
+    else:
+        cur.append(a)
+for c in cmds:
+    if c[0] == "overlay":
+        overlay(*c[1:5])
+    elif c[0] == "blkhash":
+        from blkhash_reference import blkhash
+        print(blkhash(c[1]))
+    else:
+        sys.exit("unknown job " + c[0])
 PY
-helper() { "$PY" "$T/helper.py" "$@"; }
+helper() { "$PY" "$T/helper.py" "$TEST_LIB" "$@"; }
+
+# mapdone MAP: DONE is the bytes a ddrescue mapfile marks done ("+"), or
+# -1 when it is missing or not whole.  (Read by bash: the kill waits poll
+# it every 50 ms.)
+mapdone() {
+    local lines=() rows=() line f i total=0
+    DONE=-1
+    [[ -r $1 ]] || return 0
+    mapfile -t lines <"$1"
+    for line in "${lines[@]}"; do
+        [[ -z $line || $line == '#'* ]] || rows+=("$line")
+    done
+    ((${#rows[@]} >= 2)) || return 0
+    read -ra f <<<"${rows[0]}"
+    ((${#f[@]} >= 2)) || return 0
+    for ((i = 1; i < ${#rows[@]}; i++)); do
+        read -ra f <<<"${rows[i]}"
+        ((${#f[@]} == 3)) && [[ ${f[1]} =~ ^(0[xX])?[0-9a-fA-F]+$ ]] || return 0
+        [[ ${f[2]} != + ]] || total=$((total + 16#${f[1]#0[xX]}))
+    done
+    DONE=$total
+}
+
+# Every expected image and both digests in one python start: the images
+# with the source's bytes in the grown blocks (on the old destination, and
+# on zeroes) and in the listed ranges (on the old destination); the digest
+# of the zeroed one, and of zeroes (what nbdkit null holds).
+head -c "$size" /dev/zero >"$T/zero.raw"
+mapfile -t digests < <(helper overlay "$T/src.raw" "$T/old.raw" "$T/expect64.raw" "$grown" \
+    -- overlay "$T/src.raw" zero "$T/listed-only.raw" "$grown" \
+    -- overlay "$T/src.raw" "$T/old.raw" "$T/expect.raw" "$listed" \
+    -- blkhash "$T/listed-only.raw" -- blkhash "$T/zero.raw")
+((${#digests[@]} == 2)) || fail "the python helper failed"
+digest=${digests[0]} zero_digest=${digests[1]}
 
 msg "--verify compares the listed blocks only"
-helper overlay "$T/src.raw" "$T/old.raw" "$T/expect64.raw" "$grown"
-helper overlay "$T/src.raw" zero "$T/listed-only.raw" "$grown"
-digest=$("$PY" "$REF" "$T/listed-only.raw")
 cp "$T/old.raw" "$T/verify.raw"
 run_copy --verify --json="$T/verify.json" --ranges="$T/list.txt" "$T/src.raw" "$T/verify.raw"
 assert_same_file "$T/expect64.raw" "$T/verify.raw" "--verify --ranges (64K blocks)"
@@ -92,11 +119,9 @@ assert r["verify"] == {"match": True, "destination_digest": digest}, r["verify"]
 assert r["blkhash"]["digest"] == digest, r["blkhash"]
 assert r["ranges"]["listed_bytes"] == lb and r["ranges"]["dirty_bytes"] == gb, r["ranges"]
 PY
-    fail "--verify --json: $(cat "$T/verify.json")"
+    fail "--verify --json: $(<"$T/verify.json")"
 
 start_nbdkit null null size="$size"
-head -c "$size" /dev/zero >"$T/zero.raw"
-zero_digest=$("$PY" "$REF" "$T/zero.raw")
 expect_fail "$NBDCOPY" --verify --ranges="$T/list.txt" "$T/src.raw" "$(uri_for null)"
 want="nbdcopy: --verify: $(uri_for null): the destination does not match the source (blkhash $zero_digest differs from $digest)"
 [[ $ERR == "$want" ]] || fail "expected '$want', got '$ERR'"
@@ -104,7 +129,6 @@ stop_server null
 
 msg "--checkpoint: killed, refused with another list, resumed"
 export NBDCOPY_CHECKPOINT_SECONDS=0.3
-helper overlay "$T/src.raw" "$T/old.raw" "$T/expect.raw" "$listed"
 cp "$T/old.raw" "$T/whole.raw"
 run_copy --ranges="$T/list.txt" "$T/src.raw" "$T/whole.raw"
 assert_same_file "$T/expect.raw" "$T/whole.raw" "an uninterrupted --ranges copy"
@@ -124,11 +148,12 @@ run_case() { # NAME ENGINE-OPTIONS...
     "$NBDCOPY" "$@" --checkpoint="$map" --ranges="$T/list.txt" --rate=2M --request-size=256K \
         "$T/src.raw" "$dst" 2>"$T/$name.kill.err" &
     pid=$!
-    for i in $(seq 600); do
+    for ((i = 0; i < 600; i++)); do
         _alive "$pid" || break
-        now=$(helper mapdone "$map")
+        mapdone "$map"
+        now=$DONE
         ((now > 0)) && break
-        sleep 0.05
+        nap 0.05
     done
     _alive "$pid" || fail "$name: the copy ended before its first checkpoint: $(head -c 300 "$T/$name.kill.err")"
     ((now > 0)) || { kill -9 "$pid"; fail "$name: no checkpoint within 30 s"; }
@@ -136,7 +161,8 @@ run_case() { # NAME ENGINE-OPTIONS...
     wait "$pid" 2>/dev/null || rc=$?
     [[ $rc -eq 137 ]] || fail "$name: exit status $rc, expected 137 (SIGKILL): $(head -c 300 "$T/$name.kill.err")"
     local done_bytes
-    done_bytes=$(helper mapdone "$map")
+    mapdone "$map"
+    done_bytes=$DONE
     msg "  $name: killed with $done_bytes of $listed_bytes listed bytes done"
     ((done_bytes > 0 && done_bytes < listed_bytes)) || fail "$name: the checkpoint marks $done_bytes bytes done"
     cp "$map" "$T/$name.map.saved"
@@ -155,7 +181,7 @@ run_case() { # NAME ENGINE-OPTIONS...
         "$T/src.raw" "$dst"
     grep -qxF "nbdcopy: checkpoint=$map: resuming with $done_bytes bytes done" "$T/cmd.err" ||
         fail "$name: -v does not say 'resuming with $done_bytes bytes done': $(grep -i resum "$T/cmd.err")"
-    "$PY" - "$T/$name.json" "$done_bytes" "$listed_bytes" <<'PY' || fail "$name: --json: $(cat "$T/$name.json")"
+    "$PY" - "$T/$name.json" "$done_bytes" "$listed_bytes" <<'PY' || fail "$name: --json: $(<"$T/$name.json")"
 import json, sys
 r = json.load(open(sys.argv[1]))
 done, lb = int(sys.argv[2]), int(sys.argv[3])
@@ -163,7 +189,8 @@ assert r["bytes_already_done"] == done, r["bytes_already_done"]
 assert r["bytes_copied"] == lb - done, r["bytes_copied"]
 assert r["ranges"]["listed_bytes"] == lb and r["ranges"]["dirty_bytes"] == lb, r["ranges"]
 PY
-    [[ $(helper mapdone "$map") -eq $size ]] || fail "$name: the finished checkpoint marks $(helper mapdone "$map") of $size bytes done"
+    mapdone "$map"
+    [[ $DONE -eq $size ]] || fail "$name: the finished checkpoint marks $DONE of $size bytes done"
     assert_same_file "$T/expect.raw" "$dst" "$name: resumed"
     assert_same_file "$T/whole.raw" "$dst" "$name: resumed against uninterrupted"
 }
@@ -180,7 +207,7 @@ cp "$T/parallel.map" "$T/parallel.map.finished"
 bounded_copy --json="$T/again.json" --checkpoint="$T/parallel.map" --ranges="$T/list.txt" \
     "$T/src.raw" "$T/parallel.raw"
 [[ $RC -eq 0 ]] || fail "rerunning the finished --ranges --checkpoint copy exits $RC: $ERR"
-"$PY" - "$T/again.json" <<'PY' || fail "the rerun copied again: $(cat "$T/again.json")"
+"$PY" - "$T/again.json" <<'PY' || fail "the rerun copied again: $(<"$T/again.json")"
 import json, sys
 r = json.load(open(sys.argv[1]))
 assert r["bytes_copied"] == 0 and r["bytes_written"] == 0 and r["bytes_zeroed"] == 0, r

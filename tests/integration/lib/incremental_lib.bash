@@ -16,7 +16,7 @@ make_image() {
 # full_copy QCOW2 RAW: a full copy made by qemu-img (not by the tool under
 # test), the reference an incremental copy must end up equal to.
 full_copy() {
-    rm -f "$2"
+    [[ ! -e $2 ]] || rm -f "$2"
     qemu-img convert -f qcow2 -O raw "$1" "$2" || fail "qemu-img convert $1 failed"
 }
 
@@ -30,28 +30,34 @@ qio() {
     shift
     for c in "$@"; do args+=(-c "$c"); done
     qemu-io -f qcow2 "${args[@]}" "$img" >"$T/qemu-io.log" 2>&1 ||
-        fail "qemu-io failed: $(cat "$T/qemu-io.log")"
-    ! grep -qi 'error\|failed' "$T/qemu-io.log" || fail "qemu-io: $(cat "$T/qemu-io.log")"
+        fail "qemu-io failed: $(<"$T/qemu-io.log")"
+    local log
+    log=$(<"$T/qemu-io.log")
+    log=${log,,}  # (grep -qi 'error\|failed', read by bash)
+    [[ $log != *error* && $log != *failed* ]] || fail "qemu-io: $(<"$T/qemu-io.log")"
 }
 
-# plant_marker FILE OFFSET: 512 bytes no source holds, in a range the
-# bitmap calls clean; an incremental copy must leave them there (a full
-# copy would overwrite them).
+# plant_marker FILE OFFSET: 512 bytes no source holds ("untouched-marker"
+# 32 times, kept in $T/marker.bin), in a range the bitmap calls clean; an
+# incremental copy must leave them there (a full copy would overwrite them).
+printf 'untouched-marker%.0s' {1..32} >"$T/marker.bin"
 plant_marker() {
-    printf 'untouched-marker%.0s' $(seq 32) |
-        dd of="$1" bs=512 count=1 seek="$2" oflag=seek_bytes conv=notrunc status=none
+    dd if="$T/marker.bin" of="$1" bs=512 count=1 seek="$2" oflag=seek_bytes conv=notrunc \
+        status=none || fail "could not plant the marker in $1"
 }
 
 # assert_incremental RESULT FRESH MARKER-OFFSET WHAT: RESULT equals FRESH
-# (a fresh full copy) except for the 512-byte marker, still in place.
+# (a fresh full copy) except for the 512-byte marker, still in place (the
+# 512 bytes there are exactly the marker's).
 assert_incremental() {
-    local result=$1 fresh=$2 marker=$3 what=$4
-    [[ $(stat -c %s "$result") -eq $(stat -c %s "$fresh") ]] || fail "$what: size changed"
+    local result=$1 fresh=$2 marker=$3 what=$4 sizes
+    sizes=$(stat -c %s "$result" "$fresh") || fail "$what: cannot stat $result or $fresh"
+    [[ ${sizes%$'\n'*} -eq ${sizes#*$'\n'} ]] || fail "$what: size changed"
     cmp -s -n "$marker" "$result" "$fresh" ||
         fail "$what: differs before the marker ($(cmp -n "$marker" "$result" "$fresh" 2>&1 | head -1))"
     cmp -s -i $((marker + 512)) "$result" "$fresh" ||
         fail "$what: differs after the marker ($(cmp -i $((marker + 512)) "$result" "$fresh" 2>&1 | head -1))"
-    head -c $((marker + 512)) "$result" | tail -c 512 | grep -q untouched-marker ||
+    cmp -s -i "$marker:0" -n 512 "$result" "$T/marker.bin" ||
         fail "$what: the clean range holding the marker was rewritten"
 }
 
