@@ -45,12 +45,14 @@ drop_case() { # MODE DROPS RETRY PROXY-OPTIONS -- NBDCOPY-OPTIONS (retry_lib.bas
     retry_drop_case dst "$dst_port" "$@"
     # The drops hit connections that were writing: most of their bytes
     # went from nbdcopy to the server.
-    local line c2s s2c
-    while read -r line; do
-        c2s=$(grep -o 'c2s=[0-9]*' <<<"$line" | cut -d= -f2)
-        s2c=$(grep -o 's2c=[0-9]*' <<<"$line" | cut -d= -f2)
-        ((c2s > s2c)) || fail "$CASE_LABEL: a dropped connection was not writing: $line"
-    done < <(grep '^drop ' "$PROXY_LOG")
+    local lines=() line
+    mapfile -t lines <"$PROXY_LOG"
+    for line in "${lines[@]}"; do
+        [[ $line == "drop "* ]] || continue
+        [[ $line =~ \ c2s=([0-9]+)\ s2c=([0-9]+)\  ]] ||
+            fail "$CASE_LABEL: no c2s= and s2c= in the proxy's line: $line"
+        ((BASH_REMATCH[1] > BASH_REMATCH[2])) || fail "$CASE_LABEL: a dropped connection was not writing: $line"
+    done
     assert_same_file "$T/src.img" "$T/dst.img" "$CASE_LABEL ($*)"
 }
 
@@ -72,10 +74,12 @@ for mode in close reset; do
     reason=$RETRY_REASON_CLOSE
     [[ $mode == reset ]] && reason=$RETRY_REASON_RESET
     retry_copy "nr-$mode" "$T/src.img" "$uri"
+    _re_quote_v u "$uri"
     assert_one_line_failure "nr-$mode" \
-        "^nbdcopy: $(re_quote "$uri"): (write|flush)( at offset [0-9]+ length [0-9]+)?: ($reason)\$"
+        "^nbdcopy: $u: (write|flush)( at offset [0-9]+ length [0-9]+)?: ($reason)\$"
     assert_no_reconnect "nr-$mode"
-    [[ $(proxy_drops "$PROXY_LOG") -eq 1 ]] || fail "nr-$mode: the proxy did not drop the connection"
+    proxy_drops_v "$PROXY_LOG"
+    [[ $PROXY_DROPS -eq 1 ]] || fail "nr-$mode: the proxy did not drop the connection"
     assert_no_wrong_data "$T/src.img" "$T/dst.img"
 done
 stop_server px
@@ -94,7 +98,7 @@ rdst_uri="nbd://127.0.0.1:$TCP_PORT/"
 # (all of them if none), lost by the restart; and how many of those bytes
 # the second server (the lines after) got no Write or Zero for.
 flushed_rewritten() {
-    "$(_proxy_python)" - "$1" "$2" <<'PY'
+    "$PROXY_PY" - "$1" "$2" <<'PY'
 import re, sys
 START = re.compile(r"connection=(\d+) (Write|Zero|Flush) id=(\d+)(?: offset=0x([0-9a-fA-F]+) count=0x([0-9a-fA-F]+))?")
 END = re.compile(r"connection=(\d+) \.\.\.Flush id=(\d+) .*return=0")
@@ -137,19 +141,25 @@ restart_case() {
     wait_progress "$label" 25
     stop_server rdst
     local lines
-    lines=$(wc -l <"$T/rdst.writes")
+    _count_lines_v lines "$T/rdst.writes"
     restart_nbdkit_tcp rdst
     finish_bg_copy "$label"
     [[ $RC -eq 0 ]] || fail "$label: the copy failed: $(copy_error "$label")"
-    local u k
-    u=$(re_quote "$rdst_uri")
-    k=$(retry_count "$label" "^nbdcopy: $u: reconnected \(attempt [1-5] of 5\)\$")
+    local u k reported all
+    _re_quote_v u "$rdst_uri"
+    # (One grep: retry_lines; each ERE has "reconnected" or "connection lost".)
+    retry_lines "$label"
+    retry_lines_count "^nbdcopy: $u: reconnected \(attempt [1-5] of 5\)\$"
+    k=$COUNT
     ((k >= 1)) ||
         fail "$label: no reconnection: the restart did not land mid-copy (the test needs it to)"
-    [[ $(retry_json "$label" 'r["reconnections"]') == "$k" ]] ||
+    retry_json_v reported "$label" 'r["reconnections"]'
+    [[ $reported == "$k" ]] ||
         fail "$label: --json reconnections differs from the $k 'reconnected' lines"
-    [[ $(retry_count "$label" "connection lost \(") -eq \
-        $(retry_count "$label" "^nbdcopy: $u: connection lost \(($RETRY_REASON_SHUTDOWN|$RETRY_REASON_CLOSE|$RETRY_REASON_RESET|.*Connection refused)\); reconnecting( in [0-9]+ s)? \(attempt [1-5] of 5\)\$") ]] ||
+    retry_lines_count "connection lost \("
+    all=$COUNT
+    retry_lines_count "^nbdcopy: $u: connection lost \(($RETRY_REASON_SHUTDOWN|$RETRY_REASON_CLOSE|$RETRY_REASON_RESET|.*Connection refused)\); reconnecting( in [0-9]+ s)? \(attempt [1-5] of 5\)\$"
+    [[ $all -eq $COUNT ]] ||
         fail "$label: a 'connection lost' line with an unexpected reason: $(grep -m3 'connection lost' "$T/$label.err")"
     local missing counts
     counts=$(flushed_rewritten "$T/rdst.writes" "$lines") || fail "$label: cannot read $T/rdst.writes"

@@ -60,7 +60,7 @@ start_nbdkit_tcp esd --filter=error -r file "$T/src.img" \
     error-pread=ESHUTDOWN error-pread-rate=1 error-file="$T/shutting-down"
 esd_uri="nbd://127.0.0.1:$TCP_PORT/"
 for engine in "" --synchronous; do
-    touch "$T/shutting-down"
+    : >"$T/shutting-down"
     rm -f "$T/out.img"
     label=esd${engine:+-sync}
     # shellcheck disable=SC2086
@@ -69,12 +69,19 @@ for engine in "" --synchronous; do
     rm -f "$T/shutting-down"
     finish_bg_copy "$label"
     [[ $RC -eq 0 ]] || fail "$label: the copy failed: $(copy_error "$label")"
-    k=$(retry_count "$label" "^nbdcopy: $(re_quote "$esd_uri"): reconnected \(attempt [1-4] of 4\)\$")
+    # (One grep: retry_lines; each ERE has "reconnected" or "connection lost".)
+    retry_lines "$label"
+    _re_quote_v u "$esd_uri"
+    retry_lines_count "^nbdcopy: $u: reconnected \(attempt [1-4] of 4\)\$"
+    k=$COUNT
     ((k >= 1)) || fail "$label: no 'reconnected' line"
-    [[ $(retry_json "$label" 'r["reconnections"]') == "$k" ]] ||
+    retry_json_v reported "$label" 'r["reconnections"]'
+    [[ $reported == "$k" ]] ||
         fail "$label: --json reconnections is not the $k reconnections shown"
-    [[ $(retry_count "$label" "connection lost \(") -eq \
-        $(retry_count "$label" "connection lost \($RETRY_REASON_SHUTDOWN\); reconnecting( in [12] s)? \(attempt [1-3] of 4\)\$") ]] ||
+    retry_lines_count "connection lost \("
+    all=$COUNT
+    retry_lines_count "connection lost \($RETRY_REASON_SHUTDOWN\); reconnecting( in [12] s)? \(attempt [1-3] of 4\)\$"
+    [[ $all -eq $COUNT ]] ||
         fail "$label: a loss with another reason: $(grep 'connection lost' "$T/$label.err" | head -n 3)"
     assert_same_file "$T/src.img" "$T/out.img" "$label: NBD_ESHUTDOWN $engine"
 done
@@ -89,14 +96,17 @@ no_retry_case() { # MODE REASON PROXY-OPTIONS -- NBDCOPY-OPTIONS...
     nr=$((nr + 1))
     stop_server px
     start_drop_proxy px "$src_port" --mode "$mode" "${proxy[@]}"
-    local uri="nbd://127.0.0.1:$PROXY_PORT/"
-    rm -f "$T/out.img"
+    local uri="nbd://127.0.0.1:$PROXY_PORT/" u status
+    [[ ! -e $T/out.img ]] || rm -f "$T/out.img"
     retry_copy "nr$nr" "$@" "$uri" "$T/out.img"
-    [[ $(proxy_drops "$PROXY_LOG") -eq 1 ]] || fail "nr$nr: the proxy did not drop the connection"
+    proxy_drops_v "$PROXY_LOG"
+    [[ $PROXY_DROPS -eq 1 ]] || fail "nr$nr: the proxy did not drop the connection"
+    _re_quote_v u "$uri"
     assert_one_line_failure "nr$nr" \
-        "^nbdcopy: $(re_quote "$uri"): (read|extents) at offset [0-9]+ length [0-9]+: ($reason)\$"
+        "^nbdcopy: $u: (read|extents) at offset [0-9]+ length [0-9]+: ($reason)\$"
     assert_no_reconnect "nr$nr"
-    [[ $(retry_json "nr$nr" 'r["exit_status"]') == 1 ]] || fail "nr$nr: --json exit_status is not 1"
+    retry_json_v status "nr$nr" 'r["exit_status"]'
+    [[ $status == 1 ]] || fail "nr$nr: --json exit_status is not 1"
     assert_no_wrong_data "$T/src.img" "$T/out.img"
 }
 no_retry_case close "$RETRY_REASON_CLOSE" --drop-after 4M --
@@ -104,9 +114,10 @@ no_retry_case reset "$RETRY_REASON_RESET" --drop-after 4M -- --retry=0 -C 1
 no_retry_case silence "$RETRY_REASON_SILENCE" --drop-after 4M -- --timeout=2 --synchronous
 
 msg "NBD_ESHUTDOWN without --retry"
-touch "$T/shutting-down"
+: >"$T/shutting-down"
 retry_copy esd-nr "$esd_uri" "$T/out.img"
+_re_quote_v u "$esd_uri"
 assert_one_line_failure esd-nr \
-    "^nbdcopy: $(re_quote "$esd_uri"): read at offset [0-9]+ length [0-9]+: Cannot send after transport endpoint shutdown\$"
+    "^nbdcopy: $u: read at offset [0-9]+ length [0-9]+: Cannot send after transport endpoint shutdown\$"
 assert_no_reconnect esd-nr
 msg PASS

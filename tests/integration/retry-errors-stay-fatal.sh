@@ -31,10 +31,11 @@ fatal_case() {
     retry_copy "$label" --retry=3 "$@"
     assert_one_line_failure "$label" "$want"
     assert_no_reconnect "$label"
-    [[ $(retry_json "$label" 'r["exit_status"]') == 1 ]] || fail "$label: --json exit_status is not 1"
-    local seen allowed
+    local seen allowed status
+    retry_json_v status "$label" 'r["exit_status"]'
+    [[ $status == 1 ]] || fail "$label: --json exit_status is not 1"
     seen=$(connects "$T/$server.connects")
-    allowed=$(retry_json "$label" 'r["connections"]')
+    retry_json_v allowed "$label" 'r["connections"]'
     ((seen >= 1 && seen <= allowed)) ||
         fail "$label: the server saw $seen connections, the copy uses $allowed: it reconnected"
 
@@ -49,7 +50,8 @@ msg "every read fails with EIO"
 start_nbdkit_tcp eio --filter=log --filter=error -r pattern size="$size" \
     error-pread=EIO error-pread-rate=1 logfile="$T/eio.connects" logappend=true
 uri="nbd://127.0.0.1:$TCP_PORT/"
-want="^nbdcopy: $(re_quote "$uri"): read at offset [0-9]+ length [0-9]+: $eio\$"
+_re_quote_v u "$uri"
+want="^nbdcopy: $u: read at offset [0-9]+ length [0-9]+: $eio\$"
 fatal_case eio eio "$want" "$uri" "$T/out.img"
 fatal_case eio-sync eio "$want" --synchronous "$uri" "$T/out.img"
 
@@ -57,7 +59,8 @@ msg "10% of the reads fail with EIO (128 reads of 64 KiB)"
 start_nbdkit_tcp eio10 --filter=log --filter=error -r pattern size="$size" \
     error-pread=EIO error-pread-rate=0.1 logfile="$T/eio10.connects" logappend=true
 uri="nbd://127.0.0.1:$TCP_PORT/"
-fatal_case eio10 eio10 "^nbdcopy: $(re_quote "$uri"): read at offset [0-9]+ length 65536: $eio\$" \
+_re_quote_v u "$uri"
+fatal_case eio10 eio10 "^nbdcopy: $u: read at offset [0-9]+ length 65536: $eio\$" \
     --request-size=64K "$uri" "$T/out.img"
 
 make_random_file "$T/src.img" "$size"
@@ -67,8 +70,9 @@ for err in EIO:"$eio" ENOSPC:"No space left on device"; do
     start_nbdkit_tcp "$name" --filter=log --filter=error memory size="$size" \
         error-pwrite="${err%%:*}" error-pwrite-rate=1 logfile="$T/$name.connects" logappend=true
     uri="nbd://127.0.0.1:$TCP_PORT/"
+    _re_quote_v u "$uri"
     fatal_case "$name" "$name" \
-        "^nbdcopy: $(re_quote "$uri"): write at offset [0-9]+ length [0-9]+: ${err#*:}\$" \
+        "^nbdcopy: $u: write at offset [0-9]+ length [0-9]+: ${err#*:}\$" \
         "$T/src.img" "$uri"
 done
 
@@ -77,7 +81,7 @@ make_test_file "$T/big.img" $((16 * MiB))
 # (A server still running at the end, the test having failed before it
 # was killed; the pid file goes as soon as that pid is killed.)
 # shellcheck disable=SC2016
-at_exit '[[ -s $T/cmd.pid ]] && kill -9 "$(cat "$T/cmd.pid")" 2>/dev/null'
+at_exit '[[ -s $T/cmd.pid ]] && kill -9 "$(<"$T/cmd.pid")" 2>/dev/null'
 for engine in "" --synchronous; do
     label=cmd${engine:+-sync}
     msg "$label: [ nbdkit ] killed mid-copy"
@@ -88,13 +92,14 @@ for engine in "" --synchronous; do
     start_bg_copy "$label" -v --progress=3 "${args[@]}" -- "[" "${cmd[@]}" "]" "$T/out.img"
     wait_progress "$label" 20
     [[ -s $T/cmd.pid ]] || fail "$label: the command server wrote no pid file"
-    kill -9 "$(cat "$T/cmd.pid")"
+    kill -9 "$(<"$T/cmd.pid")"
     rm -f "$T/cmd.pid"
     finish_bg_copy "$label"
     [[ $RC -eq 1 ]] || fail "$label: exit status $RC, expected 1"
     assert_no_reconnect "$label"
     ERR=$(copy_error "$label")
-    want="^nbdcopy: $(re_quote "[ ${cmd[*]} ]"): read at offset [0-9]+ length [0-9]+: ($RETRY_REASON_CLOSE|$RETRY_REASON_RESET)\$"
+    _re_quote_v u "[ ${cmd[*]} ]"
+    want="^nbdcopy: $u: read at offset [0-9]+ length [0-9]+: ($RETRY_REASON_CLOSE|$RETRY_REASON_RESET)\$"
     grep -qE -- "$want" <<<"$ERR" || fail "$label: the last message does not match /$want/: $ERR"
     assert_no_wrong_data "$T/big.img" "$T/out.img"
 
@@ -103,7 +108,7 @@ for engine in "" --synchronous; do
     start_bg_copy "$label-1" --progress=3 "${args[@]}" -- "[" "${cmd[@]}" "]" "$T/out.img"
     wait_progress "$label-1" 20
     [[ -s $T/cmd.pid ]] || fail "$label-1: the command server wrote no pid file"
-    kill -9 "$(cat "$T/cmd.pid")"
+    kill -9 "$(<"$T/cmd.pid")"
     rm -f "$T/cmd.pid"
     finish_bg_copy "$label-1"
     assert_one_line_failure "$label-1" "$want"

@@ -39,7 +39,9 @@ gone="$refused|nbd_aio_[a-z_]+: recv: Connection reset by peer"
 exhausted_re() {
     local attempts="$2 attempts"
     [[ $2 -eq 1 ]] && attempts="1 attempt"
-    echo "^nbdcopy: $(re_quote "$1"): read at offset [0-9]+ length [0-9]+: the connection was lost \(($3)\) and could not be re-established in $attempts \(--retry=$2\): ($4)\$"
+    local u
+    _re_quote_v u "$1"
+    echo "^nbdcopy: $u: read at offset [0-9]+ length [0-9]+: the connection was lost \(($3)\) and could not be re-established in $attempts \(--retry=$2\): ($4)\$"
 }
 
 # A proxy that drops the connection after 4 MiB, then is not there (its
@@ -71,7 +73,7 @@ gone_proxy
 rm -f "$T/out.img"
 retry_copy verbose -v --retry=3 -C 1 "$URI" "$T/out.img"
 [[ $RC -eq 1 ]] || fail "verbose: exit status $RC, expected 1"
-u=$(re_quote "$URI")
+_re_quote_v u "$URI"
 grep -E "^nbdcopy: $u: (connection lost|reconnected|read at)" "$T/verbose.err" >"$T/verbose.lines" || true
 sed 's/^/    /' "$T/verbose.lines" >&2
 want=(
@@ -80,11 +82,12 @@ want=(
     "^nbdcopy: $u: connection lost \($refused\); reconnecting in 2 s \(attempt 3 of 3\)\$"
     "$(exhausted_re "$URI" 3 "$RETRY_REASON_CLOSE" "$refused")"
 )
-[[ $(wc -l <"$T/verbose.lines") -eq ${#want[@]} ]] ||
-    fail "verbose: expected ${#want[@]} lines about the connection, got $(wc -l <"$T/verbose.lines")"
+mapfile -t lines <"$T/verbose.lines"
+[[ ${#lines[@]} -eq ${#want[@]} ]] ||
+    fail "verbose: expected ${#want[@]} lines about the connection, got ${#lines[@]}"
 for i in "${!want[@]}"; do
-    sed -n "$((i + 1))p" "$T/verbose.lines" | grep -qE -- "${want[i]}" ||
-        fail "verbose: line $((i + 1)) does not match /${want[i]}/: $(sed -n "$((i + 1))p" "$T/verbose.lines")"
+    [[ ${lines[i]} =~ ${want[i]} ]] ||
+        fail "verbose: line $((i + 1)) does not match /${want[i]}/: ${lines[i]}"
 done
 [[ $(tail -n 1 "$T/verbose.err") =~ ^nbdcopy:\ $u:\ read\ at ]] ||
     fail "verbose: the last line is not the failure: $(tail -n 1 "$T/verbose.err")"
@@ -92,7 +95,7 @@ stop_server px
 
 # kill_src: SIGKILL, and the server is gone (its pid forgotten).
 kill_src() {
-    kill -9 "$(cat "$T/src.pid")"
+    kill -9 "$(<"$T/src.pid")"
     stop_server src
 }
 
@@ -117,8 +120,9 @@ stop_server src
 truncate -s $((size + MiB)) "$T/src.img"
 restart_nbdkit_tcp src
 finish_bg_copy changed
+_re_quote_v u "$src_uri"
 assert_one_line_failure changed \
-    "^nbdcopy: $(re_quote "$src_uri"): read at offset [0-9]+ length [0-9]+: the server came back with another export \(size $((size + MiB)), was $size\)\$"
+    "^nbdcopy: $u: read at offset [0-9]+ length [0-9]+: the server came back with another export \(size $((size + MiB)), was $size\)\$"
 cp "$T/src-orig.img" "$T/src.img" # the same inode: the server serves it again
 restart_nbdkit_tcp src
 

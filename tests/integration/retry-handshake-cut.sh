@@ -35,25 +35,33 @@ cut_case() {
     shift 3
     label=$server-$mode
     stop_server px
-    start_drop_proxy px "$(_server_address "$server")" --mode "$mode" --drop-after 60 --drops 2
-    local uri u
-    uri=$(server_uri_at "$server" "$PROXY_PORT")
-    u=$(re_quote "$uri")
-    rm -f "$T/out.img"
+    local addr uri u reported
+    _server_address_v addr "$server"
+    start_drop_proxy px "$addr" --mode "$mode" --drop-after 60 --drops 2
+    server_uri_at_v uri "$server" "$PROXY_PORT"
+    _re_quote_v u "$uri"
+    [[ ! -e $T/out.img ]] || rm -f "$T/out.img"
     retry_copy "$label" -v --retry=3 "$@" "$uri" "$T/out.img"
     assert_server_alive "$server" "$label"
     [[ $RC -eq 0 ]] || fail "$label: the copy failed (exit status $RC): $(copy_error "$label")"
     cmp "$T/src.img" "$T/out.img" || fail "$label: the copy differs from the source"
-    [[ $(proxy_drops "$PROXY_LOG") -eq 2 ]] ||
-        fail "$label: the proxy cut $(proxy_drops "$PROXY_LOG") connections, the test wanted 2"
+    proxy_drops_v "$PROXY_LOG"
+    [[ $PROXY_DROPS -eq 2 ]] ||
+        fail "$label: the proxy cut $PROXY_DROPS connections, the test wanted 2"
     grep -qE "^drop conn=1 .* bytes=60 " "$PROXY_LOG" || fail "$label: the first connection was not cut at 60 bytes"
-    [[ $(retry_count "$label" "^nbdcopy: $u: connection lost \(($reason)\); reconnecting \(attempt 1 of 3\)\$") -eq 1 ]] ||
+    # (One grep: retry_lines; each ERE has "connection lost" or "reconnected".)
+    retry_lines "$label"
+    retry_lines_count "^nbdcopy: $u: connection lost \(($reason)\); reconnecting \(attempt 1 of 3\)\$"
+    [[ $COUNT -eq 1 ]] ||
         fail "$label: no /connection lost (($reason)); reconnecting (attempt 1 of 3)/ line"
-    [[ $(retry_count "$label" "^nbdcopy: $u: connection lost \(($reason)\); reconnecting in 1 s \(attempt 2 of 3\)\$") -eq 1 ]] ||
+    retry_lines_count "^nbdcopy: $u: connection lost \(($reason)\); reconnecting in 1 s \(attempt 2 of 3\)\$"
+    [[ $COUNT -eq 1 ]] ||
         fail "$label: no /connection lost (($reason)); reconnecting in 1 s (attempt 2 of 3)/ line"
-    [[ $(retry_count "$label" "^nbdcopy: $u: reconnected \(attempt 2 of 3\)\$") -eq 1 ]] ||
+    retry_lines_count "^nbdcopy: $u: reconnected \(attempt 2 of 3\)\$"
+    [[ $COUNT -eq 1 ]] ||
         fail "$label: no 'reconnected (attempt 2 of 3)' line"
-    [[ $(retry_json "$label" '(r["reconnections"], r["exit_status"])') == "(1, 0)" ]] ||
+    retry_json_v reported "$label" '(r["reconnections"], r["exit_status"])'
+    [[ $reported == "(1, 0)" ]] ||
         fail "$label: --json: $(cat "$T/$label.json")"
 }
 
@@ -61,14 +69,17 @@ cut_case() {
 no_retry_case() {
     local server=$1 label=$1-no-retry
     stop_server px
-    start_drop_proxy px "$(_server_address "$server")" --drop-after 60 --drops 2
-    local uri
-    uri=$(server_uri_at "$server" "$PROXY_PORT")
-    rm -f "$T/out.img"
+    local addr uri u
+    _server_address_v addr "$server"
+    start_drop_proxy px "$addr" --drop-after 60 --drops 2
+    server_uri_at_v uri "$server" "$PROXY_PORT"
+    [[ ! -e $T/out.img ]] || rm -f "$T/out.img"
     retry_copy "$label" "$uri" "$T/out.img"
     assert_server_alive "$server" "$label"
-    assert_one_line_failure "$label" "^nbdcopy: $(re_quote "$uri"): $cut_words\$"
-    [[ $(proxy_drops "$PROXY_LOG") -eq 1 ]] || fail "$label: nbdcopy tried again without --retry"
+    _re_quote_v u "$uri"
+    assert_one_line_failure "$label" "^nbdcopy: $u: $cut_words\$"
+    proxy_drops_v "$PROXY_LOG"
+    [[ $PROXY_DROPS -eq 1 ]] || fail "$label: nbdcopy tried again without --retry"
     [[ ! -e $T/out.img || ! -s $T/out.img ]] || fail "$label: something was written to the destination"
 }
 
@@ -94,27 +105,31 @@ done
 # (the one guess, docs/reliability.md): one line at once that says both.
 make_psk
 tls_cut_case() { # SERVER MODE NBDCOPY-OPTIONS...
-    local server=$1 mode=$2 label=$1-tls-$2 uri
+    local server=$1 mode=$2 label=$1-tls-$2 uri addr u
     shift 2
     stop_server px
-    start_drop_proxy px "$(_server_address "$server")" --mode "$mode" --drop-after 300 --drops 2
-    uri=$(server_uri_at "$server" "$PROXY_PORT")
-    rm -f "$T/out.img"
+    _server_address_v addr "$server"
+    start_drop_proxy px "$addr" --mode "$mode" --drop-after 300 --drops 2
+    server_uri_at_v uri "$server" "$PROXY_PORT"
+    _re_quote_v u "$uri"
+    [[ ! -e $T/out.img ]] || rm -f "$T/out.img"
     local verbose=-v
     [[ $mode == close ]] && verbose=
     retry_copy "$label" $verbose --retry=3 "$@" "$uri" "$T/out.img"
     assert_server_alive "$server" "$label"
     if [[ $mode == close ]]; then
-        assert_one_line_failure "$label" "^nbdcopy: $(re_quote "$uri"): TLS failed: the server hung up during the handshake: .* \(or the connection was cut just then\) \(.*gnutls_handshake: .*non-properly terminated.*\)\$"
-        [[ $(proxy_drops "$PROXY_LOG") -eq 1 ]] || fail "$label: a FIN in the TLS handshake was tried again"
+        assert_one_line_failure "$label" "^nbdcopy: $u: TLS failed: the server hung up during the handshake: .* \(or the connection was cut just then\) \(.*gnutls_handshake: .*non-properly terminated.*\)\$"
+        proxy_drops_v "$PROXY_LOG"
+        [[ $PROXY_DROPS -eq 1 ]] || fail "$label: a FIN in the TLS handshake was tried again"
         return 0
     fi
     [[ $RC -eq 0 ]] || fail "$label: the copy failed (exit status $RC): $(copy_error "$label")"
     cmp "$T/src.img" "$T/out.img" || fail "$label: the copy differs from the source"
-    [[ $(proxy_drops "$PROXY_LOG") -eq 2 ]] ||
-        fail "$label: the proxy cut $(proxy_drops "$PROXY_LOG") connections, the test wanted 2"
+    proxy_drops_v "$PROXY_LOG"
+    [[ $PROXY_DROPS -eq 2 ]] ||
+        fail "$label: the proxy cut $PROXY_DROPS connections, the test wanted 2"
     grep -qE "^drop conn=1 .* bytes=300 " "$PROXY_LOG" || fail "$label: the first connection was not cut at 300 bytes"
-    [[ $(retry_count "$label" "^nbdcopy: $(re_quote "$uri"): reconnected \(attempt 2 of 3\)\$") -eq 1 ]] ||
+    [[ $(retry_count "$label" "^nbdcopy: $u: reconnected \(attempt 2 of 3\)\$") -eq 1 ]] ||
         fail "$label: no 'reconnected (attempt 2 of 3)' line: $(grep -E 'connection lost|reconnect' "$T/$label.err")"
 }
 for kind in nbdkit qemu-raw; do
@@ -138,14 +153,16 @@ refused_case() {
 }
 
 msg "refused, missing, not NBD: at once"
-port=$(_free_tcp_port)
+_pick_tcp_port
+port=$FREE_TCP_PORT
 refused_case refused "^nbdcopy: nbd://127.0.0.1:$port/: .*connect.*Connection refused\$" \
     "nbd://127.0.0.1:$port/"
-refused_case missing "^nbdcopy: nbd\+unix:///\?socket=$(re_quote "$T/none.sock"): .*connect: No such file or directory\$" \
+_re_quote_v u "$T/none.sock"
+refused_case missing "^nbdcopy: nbd\+unix:///\?socket=$u: .*connect: No such file or directory\$" \
     "nbd+unix:///?socket=$T/none.sock"
 # Not an NBD server: a listener that answers with something else and
 # hangs up.
-"$(_proxy_python)" -c '
+"$PROXY_PY" -c '
 import socket, sys
 s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(8)
 open(sys.argv[1] + ".tmp", "w").write(str(s.getsockname()[1])); __import__("os").rename(sys.argv[1] + ".tmp", sys.argv[1])
@@ -153,6 +170,7 @@ while True:
     c, _ = s.accept(); c.sendall(b"HTTP/1.0 400 Bad\r\n\r\n"); c.close()
 ' "$T/http.port" &
 PIDS+=("$!")
-for _ in $(seq 100); do [[ -s $T/http.port ]] && break; sleep 0.05; done
-refused_case not-nbd "did not send expected NBD magic" "nbd://127.0.0.1:$(cat "$T/http.port")/"
+_wait_ready "" test -s "$T/http.port" || fail "the listener that is no NBD server did not start"
+port=$(<"$T/http.port") # (no newline at its end)
+refused_case not-nbd "did not send expected NBD magic" "nbd://127.0.0.1:$port/"
 msg PASS

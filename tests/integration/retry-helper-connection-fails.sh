@@ -20,12 +20,13 @@ start_server src qemu-raw tcp "$T/src.img" ro
 
 # helpers_case LABEL WHY-ERE NBDCOPY-OPTIONS...
 helpers_case() {
-    local label=$1 why=$2 uri u n
+    local label=$1 why=$2 uri u n addr
     shift 2
     stop_server px
-    start_drop_proxy px "$(_server_address src)" --first-conn 2 --drop-after 0 --drops all
-    uri=$(server_uri_at src "$PROXY_PORT")
-    u=$(re_quote "$uri")
+    _server_address_v addr src
+    start_drop_proxy px "$addr" --first-conn 2 --drop-after 0 --drops all
+    server_uri_at_v uri src "$PROXY_PORT"
+    _re_quote_v u "$uri"
     rm -f "$T/out.img"
     retry_copy "$label" -v -C 2 "$@" "$uri" "$T/out.img"
     assert_server_alive src "$label"

@@ -39,11 +39,16 @@ source "$TEST_LIB/servers_lib.bash"
 source "$TEST_LIB/matrix_lib.bash"
 require_cmd qemu-nbd qemu-img timeout ss
 # The cells in three parts side by side (run_parts): each part has its own
-# servers, proxies and data.
+# servers and proxies; the data is made once, here, and each part links it
+# into its own directory (matrix_data, MATRIX_DATA_DIR).
+if [[ -z ${TEST_PART:-} ]]; then
+    matrix_data $((24 * MiB)) # a source reads ~14 MiB (data, zeroes), a destination gets 24
+    export MATRIX_DATA_DIR=$T
+fi
 run_parts drops silence-cut kills
 make_psk
 
-matrix_data $((24 * MiB))  # a source reads ~14 MiB (data, zeroes), a destination gets 24
+matrix_data $((24 * MiB))
 
 if in_part drops; then
     proxy_cell qemu-raw tcp close multi src --drop-every 3M --drop-all --drops 1

@@ -51,7 +51,7 @@ copy_through() {
     local uri=$1
     CELL_LABEL=$2 CELL=$3
     shift 3
-    rm -f "$T/out.img"
+    [[ ! -e $T/out.img ]] || rm -f "$T/out.img"
     retry_copy "$CELL_LABEL" -p --retry=5 "$@" "$uri" "$T/out.img"
     cell_copy_ok
     assert_server_alive srv "$CELL"
@@ -65,9 +65,11 @@ for run in 1 2 3 4 5; do
     ((run == 5)) && engine=multi conns=4 opts=(-T 4)
     start_proxy_for px srv --mode close --drop-every 48M --drop-all --drops 3
     copy_through "$PROXY_URI" "issue$run" "issue's case, run $run of 5 ($engine engine)" "${opts[@]}"
-    [[ $(retry_json "issue$run" 'r["connections"]') == "$conns" ]] ||
-        cell_fail "--json says $(retry_json "issue$run" 'r["connections"]') connections, expected $conns"
-    drops=$(proxy_drops "$PROXY_LOG")
+    retry_json_v reported "issue$run" 'r["connections"]'
+    [[ $reported == "$conns" ]] ||
+        cell_fail "--json says $reported connections, expected $conns"
+    proxy_drops_v "$PROXY_LOG"
+    drops=$PROXY_DROPS
     ((drops >= 3)) || cell_fail "the proxy dropped $drops connections, not at least one in each of 3 rounds"
     assert_drops_counted "$PROXY_LOG"
 done
@@ -92,8 +94,12 @@ for run in 1 2; do
     start_drop_proxy px "$PROXY_PORT" --mode close --drop-every 48M --drop-all --drops 2
     uri="nbd://127.0.0.1:$PROXY_PORT/"
     copy_through "$uri" "both$run" "a handshake cut, then all connections closed twice, run $run of 2"
-    drops=$(($(proxy_drops "$cut_log") + $(proxy_drops "$PROXY_LOG")))
-    busy=$(busy_drops "$PROXY_LOG")
+    proxy_drops_v "$cut_log"
+    drops=$PROXY_DROPS
+    proxy_drops_v "$PROXY_LOG"
+    drops=$((drops + PROXY_DROPS))
+    busy_drops_v "$PROXY_LOG"
+    busy=$BUSY_DROPS
     ((drops >= 3)) || cell_fail "the proxies dropped $drops connections, expected at least 3"
     [[ $LOST -eq $drops ]] || cell_fail "the proxies dropped $drops connections, nbdcopy reports $LOST lost"
     ((RECONN >= busy + 1)) ||

@@ -65,13 +65,14 @@ tls_case() {
         retry_copy "$label" --retry=3 "$@" "$T/wsrc.img" "$uri"
     fi
     [[ $RC -eq 0 ]] || fail "$label: the copy failed (exit status $RC): $(copy_error "$label")"
-    [[ $(proxy_drops "$PROXY_LOG") -eq $drops ]] ||
-        fail "$label: the proxy dropped $(proxy_drops "$PROXY_LOG") connections, the test wanted $drops"
+    proxy_drops_v "$PROXY_LOG"
+    [[ $PROXY_DROPS -eq $drops ]] ||
+        fail "$label: the proxy dropped $PROXY_DROPS connections, the test wanted $drops"
     assert_recovered "$label" "$uri" 3 "$drops" "$reason"
     if [[ " $* " == *" -v "* ]]; then
         local tls conns
         tls=$(retry_count "$label" "connection is using TLS")
-        conns=$(retry_json "$label" 'r["connections"]')
+        retry_json_v conns "$label" 'r["connections"]'
         ((tls >= 1 + drops && tls <= conns + drops)) ||
             fail "$label: $tls TLS connections for $conns connections and $drops reconnections"
     fi
@@ -94,8 +95,9 @@ stop_server px
 start_drop_proxy px "$src_port" --mode close --drop-after 6M
 uri=$(tls_uri "$PROXY_PORT")
 retry_copy nr "$uri" "$T/out.img"
+_re_quote_v u "$uri"
 assert_one_line_failure nr \
-    "^nbdcopy: $(re_quote "$uri"): (read|extents) at offset [0-9]+ length [0-9]+: ($close_reason)\$"
+    "^nbdcopy: $u: (read|extents) at offset [0-9]+ length [0-9]+: ($close_reason)\$"
 assert_no_reconnect nr
 
 mkdir -p "$T/outputs"

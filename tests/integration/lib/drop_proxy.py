@@ -264,8 +264,9 @@ class Conn:
     """One client connection and its connection to the target.
 
     Index 0 is the client side, 1 the server side: buf[i] holds what was
-    read from side i (one recv, a view on it, never copied) and waits to
-    be written to side 1 - i; side i is read again once it is; sent[i] is
+    read from side i (one recv into rbuf[i], the side's own buffer made
+    once, and a view on it, never copied) and waits to be written to side
+    1 - i; side i is read again (into rbuf[i]) once it is; sent[i] is
     what was written to side i; eof[i] says side i hung up its sending
     half; shut[i] that we hung up ours towards side i.
 
@@ -280,6 +281,7 @@ class Conn:
         self.socks = [client, None]
         self.state = "connecting"
         self.buf = [EMPTY, EMPTY]
+        self.rbuf = [None, None]
         self.sent = [0, 0]
         self.eof = [False, False]
         self.shut = [False, False]
@@ -312,6 +314,7 @@ class Proxy:
         self.deadline = time.monotonic() + args.lifetime
         self.parent = os.getppid()
         self.wake_r, self.wake_w = socket.socketpair()
+        self.scratch = None  # what draining sides send, thrown away
         for s in (self.wake_r, self.wake_w):
             s.setblocking(False)
         self.sel.register(self.wake_r, EV_R, "wake")
@@ -486,17 +489,22 @@ class Proxy:
     def read(self, c, i):
         if c.buf[i] or c.eof[i]:
             return
+        # Into the side's own buffer, made once: a new object per recv
+        # would cost an allocation and its page faults each time (the
+        # buffer is free: nothing waits in buf[i]).
+        if c.rbuf[i] is None:
+            c.rbuf[i] = memoryview(bytearray(self.a.buffer_size))
         try:
-            data = c.socks[i].recv(self.a.buffer_size)
+            n = c.socks[i].recv_into(c.rbuf[i])
         except (BlockingIOError, InterruptedError):
             return
         except OSError as e:
             self.abort(c, f"{SIDE[i]}-error:{errname(e)}")
             return
-        if not data:
+        if not n:
             c.eof[i] = True
         else:
-            c.buf[i] = memoryview(data)
+            c.buf[i] = c.rbuf[i][:n]
         if c.state == "open":
             self.write(c, 1 - i)
 
@@ -591,13 +599,15 @@ class Proxy:
 
     def discard(self, c, i):
         """Side i is draining: read and forget until it hangs up."""
+        if self.scratch is None:
+            self.scratch = bytearray(self.a.buffer_size)
         try:
-            data = c.socks[i].recv(self.a.buffer_size)
+            n = c.socks[i].recv_into(self.scratch)
         except (BlockingIOError, InterruptedError):
             return
         except OSError:
-            data = b""
-        if not data:
+            n = 0
+        if not n:
             c.eof[i] = True
             self.end_side(c, i, "plain")
 

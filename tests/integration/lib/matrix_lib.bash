@@ -32,9 +32,21 @@
 
 # matrix_data SIZE: the sources every cell copies: $T/src.img (data,
 # holes, allocated zeroes: make_test_file), $T/src.qcow2 (the same, qcow2)
-# and $T/wsrc.img (SIZE random bytes, for the destination cells).
+# and $T/wsrc.img (SIZE random bytes, for the destination cells).  A test
+# in parts (run_parts) makes them once, before run_parts, and exports
+# MATRIX_DATA_DIR=$T: each part's matrix_data then links them into its
+# own $T (hard links: no cell writes them).
 matrix_data() {
     MATRIX_SIZE=$1
+    if [[ -n ${MATRIX_DATA_DIR:-} && $MATRIX_DATA_DIR != "$T" ]]; then
+        local f files=()
+        for f in src.img src.qcow2 wsrc.img; do
+            [[ -e $MATRIX_DATA_DIR/$f ]] && files+=("$MATRIX_DATA_DIR/$f")
+        done
+        ln "${files[@]}" "$T/" || fail "cannot link the matrix data of $MATRIX_DATA_DIR"
+        [[ -s $T/src.img && -s $T/wsrc.img ]] || fail "no matrix data in $MATRIX_DATA_DIR"
+        return 0
+    fi
     make_test_file "$T/src.img" "$MATRIX_SIZE"
     if command -v qemu-img >/dev/null 2>&1; then
         qemu-img convert -f raw -O qcow2 "$T/src.img" "$T/src.qcow2" ||
@@ -88,7 +100,7 @@ cell_begin() {
         fi
         start_server srv "$kind" "$transport" "$file" rw
     fi
-    rm -f "$T/out.img"
+    [[ ! -e $T/out.img ]] || rm -f "$T/out.img"
 }
 
 # cell_operands URI: nbdcopy's operands for the cell, in OPERANDS: URI
@@ -106,8 +118,10 @@ cell_operands() {
 cell_copy_ok() {
     if [[ $RC -ne 0 ]]; then
         assert_server_alive srv "cell $CELL"
-        local listens=no
-        _server_listens "$(cat "$T/srv.pid")" "$(_server_address srv)" && listens=yes
+        local listens=no pid addr
+        server_pid_v pid srv
+        _server_address_v addr srv
+        _server_listens "$pid" "$addr" && listens=yes
         cell_fail "nbdcopy failed (exit status $RC; the server runs, listening: $listens): $(copy_error "$CELL_LABEL")"
     fi
     grep -q "could not be re-established" "$T/$CELL_LABEL.err" &&
@@ -144,12 +158,19 @@ cell_identical() {
 # the same episode: its attempts go on counting).
 cell_counts() {
     local label=$CELL_LABEL
-    LOST=$(retry_count "$label" "^nbdcopy: .*: connection lost \(.*; reconnecting( in [0-9]+ s)? \(attempt [0-9]+ of [0-9]+\)\$")
-    EPISODES=$(retry_count "$label" "^nbdcopy: .*: connection lost \(.*; reconnecting \(attempt 1 of [0-9]+\)\$")
-    OK=$(retry_count "$label" "^nbdcopy: .*: reconnected \(attempt [0-9]+ of [0-9]+\)\$")
-    RECONN=$(retry_json "$label" 'r["reconnections"]')
+    # (One grep: retry_lines; every ERE here has "connection lost" or
+    # "reconnected".)
+    retry_lines "$label"
+    retry_lines_count "^nbdcopy: .*: connection lost \(.*; reconnecting( in [0-9]+ s)? \(attempt [0-9]+ of [0-9]+\)\$"
+    LOST=$COUNT
+    retry_lines_count "^nbdcopy: .*: connection lost \(.*; reconnecting \(attempt 1 of [0-9]+\)\$"
+    EPISODES=$COUNT
+    retry_lines_count "^nbdcopy: .*: reconnected \(attempt [0-9]+ of [0-9]+\)\$"
+    OK=$COUNT
+    retry_json_v RECONN "$label" 'r["reconnections"]'
     msg "cell $CELL: $LOST connection(s) lost, $EPISODES reconnection(s) started, $OK re-established, --json reconnections=$RECONN"
-    [[ $(retry_count "$label" "connection lost") -eq $LOST ]] ||
+    retry_lines_count "connection lost"
+    [[ $COUNT -eq $LOST ]] ||
         cell_fail "a 'connection lost' line of another form: $(grep -m1 'connection lost' "$T/$label.err")"
     [[ $RECONN -eq $OK ]] ||
         cell_fail "--json reconnections=$RECONN, but $OK 'reconnected' lines"
@@ -160,11 +181,20 @@ cell_counts() {
 # busy_drops LOG: the connections the proxy dropped while they carried
 # data (64 KiB or more through them: past their handshake).
 busy_drops() {
-    local n=0 b
-    while read -r b; do
-        ((b >= 65536)) && n=$((n + 1))
-    done < <(grep '^drop ' "$1" | grep -o ' bytes=[0-9]*' | cut -d= -f2)
-    echo "$n"
+    busy_drops_v "$1"
+    echo "$BUSY_DROPS"
+}
+
+# busy_drops_v LOG: busy_drops in BUSY_DROPS (read in bash, no $(...)).
+busy_drops_v() {
+    local lines=() line
+    BUSY_DROPS=0
+    mapfile -t lines <"$1"
+    for line in "${lines[@]}"; do
+        [[ $line == "drop "* && $line =~ \ bytes=([0-9]+) ]] || continue
+        ((BASH_REMATCH[1] < 65536)) || BUSY_DROPS=$((BUSY_DROPS + 1))
+    done
+    return 0
 }
 
 # assert_drops_counted LOG: the drops of the proxy whose log is LOG were
@@ -175,11 +205,17 @@ busy_drops() {
 # of it, some perhaps never used again), one loss and one reconnection
 # at least per connection busy with data.
 assert_drops_counted() {
-    local log=$1 drops busy
-    drops=$(proxy_drops "$log")
-    busy=$(busy_drops "$log")
+    local log=$1 drops busy all=0 lines=() line
+    proxy_drops_v "$log"
+    drops=$PROXY_DROPS
+    busy_drops_v "$log"
+    busy=$BUSY_DROPS
     ((drops >= 1)) || cell_fail "the proxy dropped no connection (the copy ended first): the cell tested nothing"
-    if grep -q '^drop .* rule=[a-z-]*+all' "$log"; then
+    mapfile -t lines <"$log"
+    for line in "${lines[@]}"; do
+        [[ $line =~ ^drop\ .*\ rule=[a-z-]*\+all ]] && { all=1; break; }
+    done
+    if ((all)); then
         # A connection dropped before it carried a request, whose worker
         # (late on a loaded machine) then found no work left, is closed at
         # the end unused: nothing was lost on it.  Every one busy with data
@@ -215,7 +251,8 @@ proxy_cell() {
     cell_counts
     assert_drops_counted "$PROXY_LOG"
     if [[ $fault == silence ]]; then
-        [[ $(retry_count "$CELL_LABEL" "connection lost \($RETRY_REASON_SILENCE\)") -eq $LOST ]] ||
+        retry_lines_count "connection lost \($RETRY_REASON_SILENCE\)" # (cell_counts's lines)
+        [[ $COUNT -eq $LOST ]] ||
             cell_fail "a silent connection was lost for another reason: $(grep -m1 'connection lost' "$T/$CELL_LABEL.err")"
     fi
     stop_server px
@@ -224,22 +261,47 @@ proxy_cell() {
 
 # server_connections NAME: the connections server NAME has open now (ss).
 server_connections() {
-    local addr
-    addr=$(_server_address "$1")
+    server_connections_v "$1"
+    echo "$SERVER_CONNECTIONS"
+}
+
+# server_connections_v NAME: server_connections in SERVER_CONNECTIONS
+# (one ss, counted in bash; no $(...)).
+server_connections_v() {
+    local addr lines=() line
+    _server_address_v addr "$1"
     if [[ $addr == /* ]]; then
-        ss -Hx src "$addr" | grep -c ESTAB || true
+        ss -Hx src "$addr" >"$T/ss.out" || true
     else
-        ss -Htn state established "( sport = :$addr )" | grep -c . || true
+        ss -Htn state established "( sport = :$addr )" >"$T/ss.out" || true
     fi
+    mapfile -t lines <"$T/ss.out"
+    SERVER_CONNECTIONS=0
+    for line in "${lines[@]}"; do
+        if [[ $addr == /* ]]; then
+            [[ $line == *ESTAB* ]] || continue
+        else
+            [[ -n $line ]] || continue
+        fi
+        SERVER_CONNECTIONS=$((SERVER_CONNECTIONS + 1))
+    done
+    return 0
 }
 
 # engine_connections ENGINE: how many connections ENGINE opens to a
 # multi-conn server.
 engine_connections() {
+    engine_connections_v "$1"
+    echo "$ENGINE_CONNECTIONS"
+}
+engine_connections_v() { # ENGINE: engine_connections in ENGINE_CONNECTIONS
     case $1 in
-    multi) echo 4 ;;
-    default) local n; n=$(nproc); echo $((n < 4 ? n : 4)) ;;
-    *) echo 1 ;;
+    multi) ENGINE_CONNECTIONS=4 ;;
+    default)
+        [[ -n ${_NPROC:-} ]] || _NPROC=$(nproc)
+        ENGINE_CONNECTIONS=$((_NPROC < 4 ? _NPROC : 4))
+        ;;
+    *) ENGINE_CONNECTIONS=1 ;;
     esac
 }
 
@@ -247,12 +309,13 @@ engine_connections() {
 # connections open (the background copy LABEL is under way, all its
 # connections made); fails if the copy ends first or it takes 30 s.
 wait_server_connections() {
-    local _ n=0
-    for _ in $(seq 600); do
-        n=$(server_connections "$1")
+    local i n=0
+    for ((i = 0; i < 600; i++)); do
+        server_connections_v "$1"
+        n=$SERVER_CONNECTIONS
         ((n >= $2)) && return 0
         _alive "$BG_PID" || cell_fail "the copy ended before it had $2 connections open: $(copy_error "$3")"
-        sleep 0.05
+        nap 0.05
     done
     cell_fail "the copy had $n connections open after 30 s, not $2"
 }
@@ -278,16 +341,18 @@ _kill_cell_start() {
     # all its connections open: the copy cannot end, nor its connections
     # close, while this test counts them and kills the server.  Returns 1
     # when the copy ended first (this test late on a loaded machine).
-    local want lines=() _
-    want=$(engine_connections "$engine")
-    for _ in $(seq 600); do
+    local want lines=() i
+    engine_connections_v "$engine"
+    want=$ENGINE_CONNECTIONS
+    for ((i = 0; i < 600; i++)); do
         mapfile -t lines <"$T/$CELL_LABEL.progress"
-        if ((${#lines[@]})) && ((${lines[-1]%%/*} >= 5)) && (($(server_connections srv) >= want)); then
+        if ((${#lines[@]})) && ((${lines[-1]%%/*} >= 5)) &&
+            server_connections_v srv && ((SERVER_CONNECTIONS >= want)); then
             freeze_server srv
             return 0
         fi
         _alive "$BG_PID" || return 1
-        sleep 0.05
+        nap 0.05
     done
     cell_fail "the copy was not 5 % done with $want connections open within 30 s"
 }
@@ -299,12 +364,14 @@ _kill_cell_start() {
 # metadata it had not).  Every connection the server had open is one
 # reconnection (after as many attempts as the server took to come back).
 kill_cell() {
-    local kind=$1 transport=$2 delay=$3 engine=$4 side=$5 slow open at
+    local kind=$1 transport=$2 delay=$3 engine=$4 side=$5 slow open at lines=()
     for slow in 1 2 4; do
         if _kill_cell_start "$@" "$slow"; then
             assert_server_alive srv "cell $CELL"
-            open=$(server_connections srv)
-            at=$(tail -n 1 "$T/$CELL_LABEL.progress")
+            server_connections_v srv
+            open=$SERVER_CONNECTIONS
+            mapfile -t lines <"$T/$CELL_LABEL.progress"
+            at=${lines[-1]}
             ((${at%%/*} < 50)) && break
             # Met past its middle, where some workers may have no work left
             # (a kill would not cost them their connection).
@@ -322,13 +389,14 @@ kill_cell() {
         # No flush yet (--retry flushes every 5 s): all that the copy had
         # written was in the cache the kill lost; nothing is in the file.
         local progress
-        progress=$(tail -n 1 "$T/$CELL_LABEL.progress")
+        mapfile -t lines <"$T/$CELL_LABEL.progress"
+        progress=${lines[-1]}
         cmp -s -n "$MATRIX_SIZE" "$T/dst.img" /dev/zero ||
             cell_fail "the killed writeback server had written to its file: the cell would not test lost writes"
         msg "cell $CELL: the killed server lost all the copy had written ($progress done; its file is all zeroes)"
     fi
     local killed_at=${EPOCHREALTIME/./}
-    sleep "$delay"
+    nap "$delay"
     restart_server srv
     msg "cell $CELL: the server listens again $(((${EPOCHREALTIME/./} - killed_at) / 1000)) ms after the kill"
     finish_bg_copy "$CELL_LABEL"

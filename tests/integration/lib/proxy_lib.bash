@@ -20,34 +20,43 @@
 require_cmd python3
 
 # The interpreter for the Python helpers (a python3 on $PATH may be a slow
-# wrapper script).
-_proxy_python() {
-    if [[ -x /usr/bin/python3 ]]; then echo /usr/bin/python3; else command -v python3; fi
-}
+# wrapper script), in PROXY_PY (set once: no $(...) per start).
+if [[ -x /usr/bin/python3 ]]; then PROXY_PY=/usr/bin/python3; else PROXY_PY=$(command -v python3); fi
+_proxy_python() { echo "$PROXY_PY"; }
 
 # _free_tcp_port: a port on 127.0.0.1 that was free a moment ago; whoever
 # uses it retries if it was taken meanwhile.  It is drawn at random below
 # the kernel's ephemeral range (ip_local_port_range), so that no bind to
 # port 0 or outgoing connection, of this test or of another one running
 # beside it, is handed the port while a server killed there is down.
+# (No process: a port that no socket of /proc/net/tcp{,6} has, local or
+# remote, is taken to be free. Python binds port 0 only when the range
+# leaves no room below it, or 100 draws all met a socket.)
 _free_tcp_port() {
-    "$(_proxy_python)" -c '
-import random, socket
-try:
-    low = int(open("/proc/sys/net/ipv4/ip_local_port_range").read().split()[0])
-except (OSError, ValueError, IndexError):
-    low = 32768
-ports = [random.randrange(10000, low) for _ in range(100)] if low > 11000 else []
-for port in ports + [0]:
-    s = socket.socket()
-    try:
-        s.bind(("127.0.0.1", port))
-        print(s.getsockname()[1])
-        break
-    except OSError:
-        pass
-    finally:
-        s.close()'
+    _pick_tcp_port || return 1
+    echo "$FREE_TCP_PORT"
+}
+
+# _pick_tcp_port: _free_tcp_port's port in FREE_TCP_PORT (no $(...)).
+_pick_tcp_port() {
+    local low=32768 i hex tcp6='' tcp=''
+    read -r low _ 2>/dev/null </proc/sys/net/ipv4/ip_local_port_range || low=32768
+    [[ $low =~ ^[0-9]+$ ]] || low=32768
+    if ((low > 11000)); then
+        IFS= read -r -d '' tcp </proc/net/tcp || true
+        IFS= read -r -d '' tcp6 2>/dev/null </proc/net/tcp6 || true
+        for ((i = 0; i < 100; i++)); do
+            FREE_TCP_PORT=$((10000 + (RANDOM * 32768 + RANDOM) % (low - 10000)))
+            printf -v hex ':%04X ' "$FREE_TCP_PORT"
+            [[ $tcp == *"$hex"* || $tcp6 == *"$hex"* ]] || return 0
+        done
+    fi
+    FREE_TCP_PORT=$("$PROXY_PY" -c '
+import socket
+s = socket.socket()
+s.bind(("127.0.0.1", 0))
+print(s.getsockname()[1])
+s.close()')
 }
 
 # _nbdkit_tcp_on NAME PORT ARGS...: start nbdkit on 127.0.0.1:PORT, as our
@@ -56,9 +65,9 @@ for port in ports + [0]:
 # 1 if the port was in use; fails the test on any other failure to start.
 _nbdkit_tcp_on() {
     local name=$1 port=$2; shift 2
-    local pidf=$T/$name.pid log=$T/$name.log pid lines=0
-    rm -f "$pidf"
-    [[ -f $log ]] && lines=$(wc -l <"$log")
+    local pidf=$T/$name.pid log=$T/$name.log pid lines=0 old=()
+    : >"$pidf" # (empty until nbdkit writes it: no rm)
+    [[ -f $log ]] && { mapfile -t old <"$log"; lines=${#old[@]}; }
     nbdkit -f --exit-with-parent -i 127.0.0.1 -p "$port" -P "$pidf" "$@" \
         >>"$log" 2>&1 &
     pid=$!
@@ -82,11 +91,14 @@ _nbdkit_tcp_on() {
 # $T/NAME.log (those past the first LINES) say its address was taken
 # (the caller tries again), else fails the test with WHAT and them.
 _address_taken() {
+    local attempt=() line
     wait "$2" 2>/dev/null || true
-    # Only this attempt's lines (a pipe into grep -q could fail by SIGPIPE).
-    tail -n +$(($3 + 1)) "$T/$1.log" >"$T/$1.attempt"
-    grep -qiE "address already in use|Failed to bind" "$T/$1.attempt" && return 0
-    cat "$T/$1.attempt" >&2
+    # Only this attempt's lines.
+    mapfile -t -s "$3" attempt <"$T/$1.log"
+    for line in "${attempt[@]}"; do
+        [[ ${line,,} == *"address already in use"* || ${line,,} == *"failed to bind"* ]] && return 0
+    done
+    printf '%s\n' "${attempt[@]}" >&2
     fail "$4"
 }
 
@@ -99,10 +111,11 @@ _address_taken() {
 start_nbdkit_tcp() {
     require_cmd nbdkit
     local name=$1; shift
-    local _ port
+    local i port
     : >"$T/$name.log"
-    for _ in $(seq 20); do
-        port=$(_free_tcp_port) || fail "could not find a free TCP port"
+    for ((i = 0; i < 20; i++)); do
+        _pick_tcp_port || fail "could not find a free TCP port"
+        port=$FREE_TCP_PORT
         if _nbdkit_tcp_on "$name" "$port" "$@"; then
             TCP_PORT=$port
             echo "$port" >"$T/$name.tcpport"
@@ -116,7 +129,9 @@ start_nbdkit_tcp() {
 # nbdkit_tcp_port NAME: the port of start_nbdkit_tcp NAME.
 nbdkit_tcp_port() {
     [[ -s $T/$1.tcpport ]] || fail "no nbdkit_tcp server called $1"
-    cat "$T/$1.tcpport"
+    local port
+    read -r port <"$T/$1.tcpport"
+    echo "$port"
 }
 
 # restart_nbdkit_tcp NAME: stop nbdkit NAME (if it still runs: a test may
@@ -126,15 +141,16 @@ nbdkit_tcp_port() {
 # port is still in use.  Appends to $T/NAME.log.  Sets TCP_PORT.
 restart_nbdkit_tcp() {
     local name=$1 port args=() i
-    port=$(nbdkit_tcp_port "$name")
+    [[ -s $T/$name.tcpport ]] || fail "no nbdkit_tcp server called $name"
+    read -r port <"$T/$name.tcpport"
     mapfile -d '' args <"$T/$name.tcpargs"
     stop_server "$name"
-    for i in $(seq 50); do
+    for ((i = 0; i < 50; i++)); do
         if _nbdkit_tcp_on "$name" "$port" "${args[@]}"; then
             TCP_PORT=$port
             return 0
         fi
-        sleep 0.1
+        nap 0.1
     done
     fail "nbdkit $name could not listen again on port $port"
 }
@@ -152,7 +168,7 @@ start_drop_proxy() {
     local name=$1 target=$2; shift 2
     [[ $target == *:* ]] || target=127.0.0.1:$target
     _start_proxy "$name" --target "$target" "$@"
-    PROXY_PORT=$(cat "$T/$name.port")
+    read -r PROXY_PORT <"$T/$name.port"
 }
 
 # _start_proxy NAME PROXY-ARGUMENTS...: drop_proxy.py with them, its
@@ -161,8 +177,10 @@ start_drop_proxy() {
 _start_proxy() {
     local name=$1; shift
     local portf=$T/$name.port pidf=$T/$name.pid pid rc=0
-    rm -f "$portf" "$portf.tmp" "$pidf"
-    "$(_proxy_python)" "$TEST_LIB/drop_proxy.py" --listen-port-file "$portf" \
+    # Emptied, not removed (no rm): the proxy renames FILE.tmp over FILE.
+    : >"$portf"
+    : >"$pidf"
+    "$PROXY_PY" "$TEST_LIB/drop_proxy.py" --listen-port-file "$portf" \
         --exit-with-parent "$@" >"$T/$name.log" 2>&1 &
     pid=$!
     PIDS+=("$pid")
@@ -177,11 +195,24 @@ _start_proxy() {
 # proxy_port NAME: the port of start_drop_proxy NAME.
 proxy_port() {
     [[ -s $T/$1.port ]] || fail "no drop proxy called $1"
-    cat "$T/$1.port"
+    local port
+    read -r port <"$T/$1.port"
+    echo "$port"
 }
 
-# proxy_drops LOGFILE: how many connections the proxy dropped so far.
+# proxy_drops LOGFILE: how many connections the proxy dropped so far
+# (printed; proxy_drops_v sets PROXY_DROPS instead, without a $(...)).
 proxy_drops() {
+    proxy_drops_v "$1"
+    echo "$PROXY_DROPS"
+}
+proxy_drops_v() {
     [[ -f $1 ]] || fail "proxy_drops: no log $1"
-    grep -c '^drop ' "$1" || true
+    local lines=() line
+    PROXY_DROPS=0
+    mapfile -t lines <"$1"
+    for line in "${lines[@]}"; do
+        [[ $line == "drop "* ]] && PROXY_DROPS=$((PROXY_DROPS + 1))
+    done
+    return 0
 }

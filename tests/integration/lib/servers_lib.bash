@@ -50,17 +50,40 @@
 
 # _server_field NAME KEY: a field of $T/NAME.server (KEY=VALUE lines).
 _server_field() {
-    [[ -s $T/$1.server ]] || fail "no server called $1"
-    sed -n "s/^$2=//p" "$T/$1.server"
+    local value
+    _server_get value "$1" "$2"
+    printf '%s\n' "$value"
+}
+
+# _server_get VAR NAME KEY: VAR=$(_server_field NAME KEY), read in bash
+# (the helpers below run it a dozen times a server start: no $(...)).
+_server_get() {
+    [[ -s $T/$2.server ]] || fail "no server called $2"
+    local _sg_line
+    printf -v "$1" '%s' ""
+    while IFS= read -r _sg_line; do
+        if [[ $_sg_line == "$3="* ]]; then
+            printf -v "$1" '%s' "${_sg_line#*=}"
+            return 0
+        fi
+    done <"$T/$2.server"
 }
 
 # _server_probe ADDRESS: an NBD server greets at ADDRESS (a TCP port on
 # 127.0.0.1 or a Unix socket path): its newstyle greeting is read, then
 # the client's flags and NBD_OPT_ABORT are sent (a polite goodbye: no
 # "negotiation failed" in the server's log), and the connection closed.
-# Exit status 0 when the server greeted.
+# Exit status 0 when the server greeted.  (_wait_ready runs it 20 times a
+# second while a server starts: on TCP it is bash's /dev/tcp, with no
+# process; a Unix socket takes Python, started only once the socket's
+# file is there, before which no connection can be made.)
 _server_probe() {
-    "$(_proxy_python)" - "$1" <<'PY' 2>/dev/null
+    if [[ $1 != /* ]]; then
+        _server_probe_tcp "$1"
+        return
+    fi
+    [[ -S $1 ]] || return 1
+    "$PROXY_PY" - "$1" <<'PY' 2>/dev/null
 import socket, struct, sys
 a = sys.argv[1]
 s = socket.socket(socket.AF_UNIX if a.startswith("/") else socket.AF_INET)
@@ -93,11 +116,40 @@ finally:
 PY
 }
 
+# _server_probe_tcp PORT: _server_probe on 127.0.0.1:PORT, in bash: the
+# same bytes read and sent, each read given 2 s.
+_server_probe_tcp() {
+    local fd greeting='' rc=1
+    { exec {fd}<>"/dev/tcp/127.0.0.1/$1"; } 2>/dev/null || return 1
+    read -r -t 2 -N 16 -u "$fd" greeting 2>/dev/null || true
+    if [[ $greeting == NBDMAGIC* ]]; then
+        rc=0
+        if [[ $greeting == NBDMAGICIHAVEOPT ]]; then
+            # The client's flags (1: fixed newstyle), then NBD_OPT_ABORT
+            # (2) with no data; what the server answers is read until it
+            # hangs up.
+            { printf '\0\0\0\1IHAVEOPT\0\0\0\2\0\0\0\0' >&"$fd"; } 2>/dev/null || true
+            while read -r -t 2 -u "$fd" -d '' _ 2>/dev/null; do :; done
+        fi
+    fi
+    exec {fd}>&-
+    return "$rc"
+}
+
 # _server_address NAME: the port or the socket path of server NAME.
 _server_address() {
-    case $(_server_field "$1" transport) in
-    tcp | tls) _server_field "$1" port ;;
-    *) echo "$T/$1.sock" ;;
+    local addr
+    _server_address_v addr "$1"
+    echo "$addr"
+}
+
+# _server_address_v VAR NAME: VAR=$(_server_address NAME), no $(...).
+_server_address_v() {
+    local _sa_transport
+    _server_get _sa_transport "$2" transport
+    case $_sa_transport in
+    tcp | tls) _server_get "$1" "$2" port ;;
+    *) printf -v "$1" '%s' "$T/$2.sock" ;;
     esac
 }
 
@@ -105,25 +157,51 @@ _server_address() {
 # ADDRESS instead of its own (a proxy's port or socket path in front of
 # it): the same scheme, export name and TLS parameters.
 server_uri_at() {
-    local name=$1 addr=$2 transport export=""
-    transport=$(_server_field "$name" transport)
-    [[ $(_server_field "$name" kind) == nbd-server ]] && export=disk
-    case $transport in
-    tcp) echo "nbd://127.0.0.1:$addr/$export" ;;
-    unix) echo "nbd+unix:///$export?socket=$addr" ;;
-    tls) echo "nbds://alice@127.0.0.1:$addr/$export?tls-psk-file=$PSK_FILE" ;;
-    tls-unix) echo "nbds+unix://alice@/$export?socket=$addr&tls-psk-file=$PSK_FILE" ;;
+    local uri
+    server_uri_at_v uri "$1" "$2"
+    echo "$uri"
+}
+
+# server_uri_at_v VAR NAME ADDRESS: VAR=$(server_uri_at NAME ADDRESS),
+# no $(...).
+server_uri_at_v() {
+    local _su_name=$2 _su_addr=$3 _su_transport _su_kind _su_export="" _su_uri=
+    _server_get _su_transport "$_su_name" transport
+    _server_get _su_kind "$_su_name" kind
+    [[ $_su_kind == nbd-server ]] && _su_export=disk
+    case $_su_transport in
+    tcp) _su_uri="nbd://127.0.0.1:$_su_addr/$_su_export" ;;
+    unix) _su_uri="nbd+unix:///$_su_export?socket=$_su_addr" ;;
+    tls) _su_uri="nbds://alice@127.0.0.1:$_su_addr/$_su_export?tls-psk-file=$PSK_FILE" ;;
+    tls-unix) _su_uri="nbds+unix://alice@/$_su_export?socket=$_su_addr&tls-psk-file=$PSK_FILE" ;;
     esac
+    printf -v "$1" '%s' "$_su_uri"
 }
 
 # server_uri NAME: the URI of server NAME itself.
-server_uri() { server_uri_at "$1" "$(_server_address "$1")"; }
+server_uri() {
+    local uri
+    server_uri_v uri "$1"
+    echo "$uri"
+}
+
+# server_uri_v VAR NAME: VAR=$(server_uri NAME), no $(...).
+server_uri_v() {
+    local _sv_addr
+    _server_address_v _sv_addr "$2"
+    server_uri_at_v "$1" "$2" "$_sv_addr"
+}
 
 # server_pid NAME: the pid of server NAME (nbd-server: its daemon, the
 # leader of its process group).
 server_pid() {
-    [[ -s $T/$1.pid ]] || fail "server $1 has no pid file"
-    cat "$T/$1.pid"
+    local pid
+    server_pid_v pid "$1"
+    echo "$pid"
+}
+server_pid_v() { # VAR NAME: VAR=$(server_pid NAME), no $(...)
+    [[ -s $T/$2.pid ]] || fail "server $2 has no pid file"
+    read -r "$1" <"$T/$2.pid" || [[ -n ${!1} ]] # (a last line without its newline)
 }
 
 # _server_launch NAME: start server NAME as $T/NAME.server says, at its
@@ -132,15 +210,15 @@ server_pid() {
 # for any other failure to start.
 _server_launch() {
     local name=$1 kind transport file mode addr args=() pid threads
-    kind=$(_server_field "$name" kind)
-    transport=$(_server_field "$name" transport)
-    file=$(_server_field "$name" file)
-    mode=$(_server_field "$name" mode)
-    addr=$(_server_address "$name")
-    local log=$T/$name.log pidf=$T/$name.pid lines=0
-    [[ -f $log ]] && lines=$(wc -l <"$log")
-    rm -f "$pidf"
-    [[ $transport == unix || $transport == tls-unix ]] && rm -f "$addr"
+    _server_get kind "$name" kind
+    _server_get transport "$name" transport
+    _server_get file "$name" file
+    _server_get mode "$name" mode
+    _server_address_v addr "$name"
+    local log=$T/$name.log pidf=$T/$name.pid lines=0 old=()
+    [[ -f $log ]] && { mapfile -t old <"$log"; lines=${#old[@]}; }
+    [[ ! -e $pidf ]] || rm -f "$pidf"
+    if [[ $transport == unix || $transport == tls-unix ]] && [[ -e $addr ]]; then rm -f "$addr"; fi
     case $kind in
     qemu-raw | qemu-qcow2)
         local fmt=raw
@@ -155,7 +233,7 @@ _server_launch() {
         *) args+=(-k "$addr") ;;
         esac
         [[ $transport == tls* ]] &&
-            args+=(--object "tls-creds-psk,id=tls0,endpoint=server,dir=$(dirname "$PSK_FILE")"
+            args+=(--object "tls-creds-psk,id=tls0,endpoint=server,dir=${PSK_FILE%/*}"
                 --tls-creds tls0)
         qemu-nbd "${args[@]}" "$file" >>"$log" 2>&1 </dev/null &
         pid=$!
@@ -163,7 +241,7 @@ _server_launch() {
         ;;
     nbdkit | nbdkit-writeback)
         args=(-f --exit-with-parent -P "$pidf")
-        threads=$(_server_field "$name" threads)
+        _server_get threads "$name" threads
         [[ $threads == default ]] || args+=(-t "${threads:-1}")
         [[ $mode == ro ]] && args+=(-r)
         case $transport in
@@ -198,7 +276,7 @@ _server_launch() {
         nbd-server -C "$conf" -p "$pidf" >>"$log" 2>&1 </dev/null ||
             { tail -n 5 "$log" >&2; fail "nbd-server $name did not start"; }
         _wait_ready "" test -s "$pidf" || fail "nbd-server $name wrote no pid file"
-        pid=$(cat "$pidf")
+        read -r pid <"$pidf" || [[ -n $pid ]]
         ;;
     *) fail "unknown server kind $kind" ;;
     esac
@@ -231,8 +309,9 @@ _server_launch() {
 _server_listens() {
     [[ $2 == /* ]] && return 0
     command -v ss >/dev/null 2>&1 || return 0
-    local listeners
-    listeners=$(ss -Hltnp "( sport = :$2 )")
+    local listeners=
+    ss -Hltnp "( sport = :$2 )" >"$T/listeners" || true
+    IFS= read -r -d '' listeners <"$T/listeners" || true
     [[ $listeners == *"pid=$1,"* ]]
 }
 
@@ -240,8 +319,9 @@ _server_listens() {
 # nbd-server, every process of its group: each serves a connection) and
 # wait until it is gone.
 _server_kill_pid() {
-    local target=$2
-    [[ $(_server_field "$1" kind) == nbd-server ]] && target=-$2
+    local target=$2 kind
+    _server_get kind "$1" kind
+    [[ $kind == nbd-server ]] && target=-$2
     _stop_pid KILL "$target" "$2"
 }
 
@@ -250,7 +330,7 @@ _server_kill_pid() {
 # sets SERVER_URI (its URI), SERVER_ADDR (its port or socket path).
 # THREADS: nbdkit's -t (1 unless given; "default" for nbdkit's own).
 start_server() {
-    local name=$1 kind=$2 transport=$3 file=$4 mode=$5 threads=${6:-1} port _
+    local name=$1 kind=$2 transport=$3 file=$4 mode=$5 threads=${6:-1} port i
     case $kind in
     qemu-*) require_cmd qemu-nbd ;;
     nbdkit*) require_cmd nbdkit ;;
@@ -262,15 +342,17 @@ start_server() {
         [[ -n ${PSK_FILE:-} ]] || fail "start_server $name: TLS needs make_psk first"
     fi
     : >"$T/$name.log"
-    for _ in $(seq 20); do
+    for ((i = 0; i < 20; i++)); do
         port=
-        [[ $transport == tcp || $transport == tls ]] &&
-            { port=$(_free_tcp_port) || fail "could not find a free TCP port"; }
+        if [[ $transport == tcp || $transport == tls ]]; then
+            _pick_tcp_port || fail "could not find a free TCP port"
+            port=$FREE_TCP_PORT
+        fi
         printf 'kind=%s\ntransport=%s\nfile=%s\nmode=%s\nport=%s\nthreads=%s\n' \
             "$kind" "$transport" "$file" "$mode" "$port" "$threads" >"$T/$name.server"
         if _server_launch "$name"; then
-            SERVER_ADDR=$(_server_address "$name")
-            SERVER_URI=$(server_uri "$name")
+            _server_address_v SERVER_ADDR "$name"
+            server_uri_v SERVER_URI "$name"
             if [[ " ${_SERVERS_AT_EXIT:-} " != *" $name "* ]]; then
                 at_exit "_server_at_exit $name"
                 _SERVERS_AT_EXIT+=" $name"
@@ -284,9 +366,10 @@ start_server() {
 # At exit: nbd-server's connection processes go with their group (lib.sh
 # stops the daemon itself with SIGTERM).
 _server_at_exit() {
-    [[ $(_server_field "$1" kind) == nbd-server && -s $T/$1.pid ]] || return 0
-    local pid
-    pid=$(cat "$T/$1.pid")
+    local kind pid
+    _server_get kind "$1" kind
+    [[ $kind == nbd-server && -s $T/$1.pid ]] || return 0
+    read -r pid <"$T/$1.pid" || [[ -n $pid ]]
     _ours "$pid" && kill -9 -- "-$pid" 2>/dev/null
     return 0
 }
@@ -294,9 +377,10 @@ _server_at_exit() {
 # kill_server NAME: SIGKILL server NAME (all of it) and wait until it is
 # gone: a crash, nothing flushed, its connections reset by the kernel.
 kill_server() {
-    local pid
-    pid=$(server_pid "$1")
-    msg "SIGKILL $(_server_field "$1" kind) $1 (pid $pid)"
+    local pid kind
+    server_pid_v pid "$1"
+    _server_get kind "$1" kind
+    msg "SIGKILL $kind $1 (pid $pid)"
     _server_kill_pid "$1" "$pid"
     rm -f "$T/$1.pid"
 }
@@ -308,9 +392,10 @@ kill_server() {
 freeze_server() { _server_signal "$1" STOP; }
 thaw_server() { _server_signal "$1" CONT; }
 _server_signal() {
-    local target
-    target=$(server_pid "$1")
-    [[ $(_server_field "$1" kind) == nbd-server ]] && target=-$target
+    local target kind
+    server_pid_v target "$1"
+    _server_get kind "$1" kind
+    [[ $kind == nbd-server ]] && target=-$target
     kill -"$2" -- "$target" 2>/dev/null || true
 }
 
@@ -318,22 +403,25 @@ _server_signal() {
 # runs), the same kind, file and arguments, on the same address; retries
 # for 5 s while a TCP port is still taken.  Sets SERVER_URI.
 restart_server() {
-    local name=$1 i
+    local name=$1 i kind addr
     [[ -s $T/$name.pid ]] && kill_server "$name"
-    for i in $(seq 50); do
+    _server_get kind "$name" kind
+    _server_address_v addr "$name"
+    for ((i = 0; i < 50; i++)); do
         if _server_launch "$name"; then
-            SERVER_URI=$(server_uri "$name")
-            msg "restarted $(_server_field "$name" kind) $name at $(_server_address "$name")"
+            server_uri_v SERVER_URI "$name"
+            msg "restarted $kind $name at $addr"
             return 0
         fi
-        sleep 0.1
+        nap 0.1
     done
-    fail "$(_server_field "$name" kind) $name could not listen again at $(_server_address "$name")"
+    fail "$kind $name could not listen again at $addr"
 }
 
 # server_alive NAME: exit status 0 while server NAME runs.
 server_alive() {
-    [[ -s $T/$1.pid ]] && _alive "$(cat "$T/$1.pid")"
+    local pid
+    [[ -s $T/$1.pid ]] && { read -r pid <"$T/$1.pid" || [[ -n $pid ]]; } && _alive "$pid"
 }
 
 # assert_server_alive NAME CONTEXT: server NAME still runs; if it died
@@ -343,7 +431,7 @@ server_alive() {
 assert_server_alive() {
     server_alive "$1" && return 0
     local kind last
-    kind=$(_server_field "$1" kind)
+    _server_get kind "$1" kind
     last=$(grep -m1 -iE 'assert|abort|segmentation|core dumped' "$T/$1.log" 2>/dev/null) ||
         last=$(tail -n 1 "$T/$1.log" 2>/dev/null) || true
     fail "$2: the $kind server '$1' died (its own crash, see $T/$1.log${last:+: $last}), not nbdcopy"
@@ -355,7 +443,7 @@ assert_server_alive() {
 # socket).  Sets PROXY_SOCK and PROXY_LOG.
 start_drop_proxy_unix() {
     local name=$1 target=$2; shift 2
-    rm -f "$T/$name.sock"
+    [[ ! -e $T/$name.sock ]] || rm -f "$T/$name.sock"
     _start_proxy "$name" --listen-unix "$T/$name.sock" --target "unix:$target" "$@"
     PROXY_SOCK=$T/$name.sock
 }
@@ -365,16 +453,18 @@ start_drop_proxy_unix() {
 # tls, a Unix socket for unix and tls-unix).  Sets PROXY_URI (SERVER's
 # export through the proxy) and PROXY_LOG.
 start_proxy_for() {
-    local name=$1 server=$2; shift 2
+    local name=$1 server=$2 transport addr; shift 2
     stop_server "$name"
-    case $(_server_field "$server" transport) in
+    _server_get transport "$server" transport
+    _server_address_v addr "$server"
+    case $transport in
     tcp | tls)
-        start_drop_proxy "$name" "$(_server_address "$server")" "$@"
-        PROXY_URI=$(server_uri_at "$server" "$PROXY_PORT")
+        start_drop_proxy "$name" "$addr" "$@"
+        server_uri_at_v PROXY_URI "$server" "$PROXY_PORT"
         ;;
     *)
-        start_drop_proxy_unix "$name" "$(_server_address "$server")" "$@"
-        PROXY_URI=$(server_uri_at "$server" "$PROXY_SOCK")
+        start_drop_proxy_unix "$name" "$addr" "$@"
+        server_uri_at_v PROXY_URI "$server" "$PROXY_SOCK"
         ;;
     esac
 }
