@@ -87,30 +87,7 @@ for engine in parallel synchronous; do
 done
 
 msg "no wrong data in the $((${#KEPT[@]} / 2)) destinations the failed copies left"
-python3 - "$T/src.img" "${KEPT[@]}" <<'PY' || fail "a failed copy wrote wrong data"
-import sys
-# lib.sh's assert_no_wrong_data for many destinations: every 4 KiB block of
-# each is the source's or zeroes (never written). Read a MiB at a time; its
-# blocks are looked at one by one only where the MiB differs.
-source = open(sys.argv[1], "rb").read()
-zero, status = bytes(4096), 0
-kept = sys.argv[2:]
-for what, path in zip(kept[0::2], kept[1::2]):
-    with open(path, "rb") as f:
-        offset = 0
-        while data := f.read(1 << 20):
-            if data != source[offset:offset + len(data)]:
-                for at in range(0, len(data), 4096):
-                    b = data[at:at + 4096]
-                    a = source[offset + at:offset + at + len(b)]
-                    if b != a and b != zero[:len(b)]:
-                        print(f"{what}: the block at offset {offset + at} is neither the "
-                              "source's nor zeroes", file=sys.stderr)
-                        status = 1
-                        break
-            offset += len(data)
-sys.exit(status)
-PY
+assert_no_wrong_data_in "$T/src.img" "${KEPT[@]}"
 
 # Without structured replies (every read one simple reply) nothing is
 # refused that should not be: the copy is correct.

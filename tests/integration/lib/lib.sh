@@ -703,18 +703,33 @@ expect_copy_fails() {
 # or still zeroes (never written): nothing wrong was written.
 assert_no_wrong_data() {
     [[ -e $2 ]] || return 0
-    local py=/usr/bin/python3
-    [[ -x $py ]] || py=$(command -v python3)
-    "$py" - "$1" "$2" <<'PY' || fail "wrong data in $2"
+    assert_no_wrong_data_in "$1" "$2" "$2"
+}
+
+# assert_no_wrong_data_in SOURCE WHAT DESTINATION [WHAT DESTINATION]...:
+# assert_no_wrong_data for many destinations in one python start, each
+# named WHAT in the message. (A MiB at a time: its blocks are looked at
+# one by one only where the MiB differs.)
+assert_no_wrong_data_in() {
+    /usr/bin/python3 -S - "$@" <<'PY' || fail "a failed copy wrote wrong data"
 import sys
-src, dst = open(sys.argv[1], "rb"), open(sys.argv[2], "rb")
-offset, zero = 0, bytes(4096)
-while True:
-    a, b = src.read(4096), dst.read(4096)
-    if not b:
-        break
-    if b != a[:len(b)] and b != zero[:len(b)]:
-        sys.exit(f"block at offset {offset} is neither the source's nor zeroes")
-    offset += 4096
+source = open(sys.argv[1], "rb").read()
+zero, status = bytes(4096), 0
+kept = sys.argv[2:]
+for what, path in zip(kept[0::2], kept[1::2]):
+    with open(path, "rb") as f:
+        offset = 0
+        while data := f.read(1 << 20):
+            if data != source[offset:offset + len(data)]:
+                for at in range(0, len(data), 4096):
+                    b = data[at:at + 4096]
+                    a = source[offset + at:offset + at + len(b)]
+                    if b != a and b != zero[:len(b)]:
+                        print(f"{what}: the block at offset {offset + at} is neither the "
+                              "source's nor zeroes", file=sys.stderr)
+                        status = 1
+                        break
+            offset += len(data)
+sys.exit(status)
 PY
 }
