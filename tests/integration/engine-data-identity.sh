@@ -165,17 +165,9 @@ parse_line() {
 declare -A P S
 check_verbose() { # ERRFILE OPTIONS...
     local err=$1; shift
-    local plan="" stats="" line lines=()
-    # One grep, not a bash loop: -v also carries libnbd's debug lines, up to
-    # hundreds of thousands with 4K requests.
-    grep -E '^nbdcopy: (connections|workers)=' "$err" >"$T/verbose.lines" || true
-    mapfile -t lines <"$T/verbose.lines"
-    for line in "${lines[@]}"; do
-        case $line in
-            "nbdcopy: connections="*) plan=$line ;;
-            "nbdcopy: workers="*) stats=$line ;;
-        esac
-    done
+    local plan stats
+    verbose_lines "$err"
+    plan=$PLAN_LINE stats=$STATS_LINE
     [[ -n $plan ]] || fail "-v printed no 'connections=' line"
     parse_line P "$plan"
     # Options not given take the binary's defaults, read from the plan.

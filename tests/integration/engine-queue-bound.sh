@@ -59,16 +59,9 @@ bound() {
     cmp -s "$ref" "$T/dst.img" ||
         fail "$*: copy differs from the source ($(cmp "$ref" "$T/dst.img" 2>&1 | head -1))"
 
-    # The plan and statistics lines, among libnbd's debug lines (one grep).
-    local plan="" stats="" line lines mr mb
-    grep -E '^nbdcopy: (connections|workers)=' "$T/run.err" >"$T/verbose.lines" || true
-    mapfile -t lines <"$T/verbose.lines"
-    for line in "${lines[@]}"; do
-        case $line in
-            "nbdcopy: connections="*) plan=$line ;;
-            "nbdcopy: workers="*) stats=$line ;;
-        esac
-    done
+    local plan stats mr mb
+    verbose_lines "$T/run.err"
+    plan=$PLAN_LINE stats=$STATS_LINE
     [[ -n $plan ]] || fail "$*: no plan line on -v"
     [[ -n $stats ]] || fail "$*: no statistics line on -v"
     msg "  $stats"

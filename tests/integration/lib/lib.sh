@@ -625,6 +625,22 @@ assert_unchanged() { # FILE SAVED-COPY WHAT
     cmp -s "$1" "$2" || fail "$3: destination was modified"
 }
 
+# verbose_lines ERRFILE: from a -v run's stderr, PLAN_LINE (the
+# "nbdcopy: connections=..." plan) and STATS_LINE (the "nbdcopy:
+# workers=..." statistics), each empty when missing. One grep: -v also
+# carries libnbd's debug lines, hundreds of thousands with 4K requests.
+verbose_lines() {
+    local line lines=()
+    PLAN_LINE="" STATS_LINE=""
+    mapfile -t lines < <(grep -E '^nbdcopy: (connections|workers)=' "$1" || true)
+    for line in "${lines[@]}"; do
+        case $line in
+            "nbdcopy: connections="*) PLAN_LINE=$line ;;
+            "nbdcopy: workers="*) STATS_LINE=$line ;;
+        esac
+    done
+}
+
 # Sum of the count= fields of nbdkit log filter lines for one request type
 # (Write, Zero, Trim, Read, ...).
 log_sum() { # LOGFILE TYPE
