@@ -158,7 +158,9 @@ restart_case() {
         fail "$label: --json reconnections differs from the $k 'reconnected' lines"
     retry_lines_count "connection lost \("
     all=$COUNT
-    retry_lines_count "^nbdcopy: $u: connection lost \(($RETRY_REASON_SHUTDOWN|$RETRY_REASON_CLOSE|$RETRY_REASON_RESET|.*Connection refused)\); reconnecting( in [0-9]+ s)? \(attempt [1-5] of 5\)\$"
+    # A reconnection that lands while the old server is exiting is refused,
+    # or accepted into its closing listen queue and reset.
+    retry_lines_count "^nbdcopy: $u: connection lost \(($RETRY_REASON_SHUTDOWN|$RETRY_REASON_CLOSE|$RETRY_REASON_RESET|nbd_aio_connect_uri: connect: [^:]+:[0-9]+: could not connect to remote host: (Connection refused|Connection reset by peer))\); reconnecting( in [0-9]+ s)? \(attempt [1-5] of 5\)\$"
     [[ $all -eq $COUNT ]] ||
         fail "$label: a 'connection lost' line with an unexpected reason: $(grep -m3 'connection lost' "$T/$label.err")"
     local missing counts
