@@ -1,28 +1,28 @@
 #include "hash/blkhash.h"
 
-#include <openssl/evp.h>
-
 #include <algorithm>
 #include <memory>
 
 #include "base/zero_detect.h"
+#include "hash/digest_library.h"
 
 namespace nbdcopy {
 
 namespace {
 
-EVP_MD* FetchDigest(const std::string& name) {
-  if (name != "md5" && name != "sha1" && name != "sha256" && name != "sha512") return nullptr;
-  return EVP_MD_fetch(nullptr, name.c_str(), nullptr);
+bool KnownAlgorithm(const std::string& name) {
+  return name == "md5" || name == "sha1" || name == "sha256" || name == "sha512";
 }
 
 struct ContextFree {
-  void operator()(EVP_MD_CTX* context) const { EVP_MD_CTX_free(context); }
+  const DigestLibrary* evp;
+  void operator()(EVP_MD_CTX* context) const { evp->MD_CTX_free(context); }
 };
 
 // One digest context per thread, reused for every block it hashes.
-EVP_MD_CTX* ThreadContext() {
-  thread_local std::unique_ptr<EVP_MD_CTX, ContextFree> context(EVP_MD_CTX_new());
+EVP_MD_CTX* ThreadContext(const DigestLibrary& evp) {
+  thread_local std::unique_ptr<EVP_MD_CTX, ContextFree> context(evp.MD_CTX_new(),
+                                                                ContextFree{&evp});
   return context.get();
 }
 
@@ -39,12 +39,17 @@ std::string Hex(const unsigned char* bytes, size_t size) {
 }  // namespace
 
 Result<std::unique_ptr<Blkhash>> Blkhash::Create(const BlkhashSpec& spec) {
-  EVP_MD* md = FetchDigest(spec.algorithm);
+  if (!KnownAlgorithm(spec.algorithm)) {
+    return Status::Error("--blkhash: unknown algorithm '" + spec.algorithm + "'");
+  }
+  Result<const DigestLibrary*> evp = LoadDigestLibrary();
+  if (!evp.ok()) return Status::Error("--blkhash: " + evp.status().message());
+  EVP_MD* md = (*evp)->MD_fetch(nullptr, spec.algorithm.c_str(), nullptr);
   if (md == nullptr) return Status::Error("--blkhash: unknown algorithm '" + spec.algorithm + "'");
-  std::unique_ptr<Blkhash> hash(new Blkhash(md, spec.block_size));
+  std::unique_ptr<Blkhash> hash(new Blkhash(**evp, md, spec.block_size));
   {
     MutexLock lock(hash->mutex_);  // not shared yet, but the analysis cannot know
-    if (hash->outer_ == nullptr || EVP_DigestInit_ex2(hash->outer_, md, nullptr) != 1) {
+    if (hash->outer_ == nullptr || hash->evp_.DigestInit_ex2(hash->outer_, md, nullptr) != 1) {
       return Status::Error("--blkhash: cannot initialise " + spec.algorithm);
     }
   }
@@ -53,22 +58,22 @@ Result<std::unique_ptr<Blkhash>> Blkhash::Create(const BlkhashSpec& spec) {
   return hash;
 }
 
-Blkhash::Blkhash(EVP_MD* md, uint64_t block_size)
-    : md_(md), block_size_(block_size), outer_(EVP_MD_CTX_new()) {
-  digest_size_ = static_cast<size_t>(EVP_MD_get_size(md));
+Blkhash::Blkhash(const DigestLibrary& evp, EVP_MD* md, uint64_t block_size)
+    : evp_(evp), md_(md), block_size_(block_size), outer_(evp.MD_CTX_new()) {
+  digest_size_ = static_cast<size_t>(evp_.MD_get_size(md));
 }
 
 Blkhash::~Blkhash() {
-  EVP_MD_CTX_free(outer_);
-  EVP_MD_free(md_);
+  evp_.MD_CTX_free(outer_);
+  evp_.MD_free(md_);
 }
 
 Blkhash::Digest Blkhash::BlockDigest(std::span<const std::byte> data) const {
   Digest digest;
-  EVP_MD_CTX* context = ThreadContext();
-  if (context == nullptr || EVP_DigestInit_ex2(context, md_, nullptr) != 1 ||
-      EVP_DigestUpdate(context, data.data(), data.size()) != 1 ||
-      EVP_DigestFinal_ex(context, digest.bytes.data(), &digest.size) != 1) {
+  EVP_MD_CTX* context = ThreadContext(evp_);
+  if (context == nullptr || evp_.DigestInit_ex2(context, md_, nullptr) != 1 ||
+      evp_.DigestUpdate(context, data.data(), data.size()) != 1 ||
+      evp_.DigestFinal_ex(context, digest.bytes.data(), &digest.size) != 1) {
     digest.size = 0;  // Finish() reports the failure
   }
   return digest;
@@ -113,7 +118,7 @@ void Blkhash::Drain() {
     } else {
       const Digest& digest = it->second.digest;
       if (digest.size != digest_size_ ||
-          EVP_DigestUpdate(outer_, digest.bytes.data(), digest.size) != 1) {
+          evp_.DigestUpdate(outer_, digest.bytes.data(), digest.size) != 1) {
         failed_ = true;
       }
       ++next_index_;
@@ -132,7 +137,7 @@ void Blkhash::FeedZeroes(uint64_t count) {
   }
   while (count > 0) {
     uint64_t n = std::min(count, kBatch);
-    if (EVP_DigestUpdate(outer_, batch.data(), n * digest_size_) != 1) failed_ = true;
+    if (evp_.DigestUpdate(outer_, batch.data(), n * digest_size_) != 1) failed_ = true;
     count -= n;
   }
 }
@@ -148,8 +153,8 @@ Result<std::string> Blkhash::Finish(uint64_t length) {
   for (int i = 0; i < 8; ++i) tail[i] = static_cast<unsigned char>(length >> (8 * i));
   unsigned char result[EVP_MAX_MD_SIZE];
   unsigned int size = 0;
-  if (EVP_DigestUpdate(outer_, tail, sizeof tail) != 1 ||
-      EVP_DigestFinal_ex(outer_, result, &size) != 1) {
+  if (evp_.DigestUpdate(outer_, tail, sizeof tail) != 1 ||
+      evp_.DigestFinal_ex(outer_, result, &size) != 1) {
     return Status::Error("--blkhash: cannot finish the digest");
   }
   return Hex(result, size);

@@ -3,7 +3,8 @@
 // block size B, an image of L bytes is split into blocks; the result is
 //   H(H(block_0) || H(block_1) || ... || H(block_n-1) || LE64(L))
 // A full all-zero block's digest is precomputed, so zero extents are never
-// read. Digests go through OpenSSL's EVP interface.
+// read. Digests go through OpenSSL's EVP interface, loaded on the first
+// checksum (hash/digest_library.h).
 //
 // Thread safety: BlockDigest() and Add*() may be called from any thread;
 // blocks may arrive in any order. Finish() once, after every block.
@@ -27,6 +28,8 @@ struct evp_md_st;
 struct evp_md_ctx_st;
 
 namespace nbdcopy {
+
+struct DigestLibrary;  // hash/digest_library.h
 
 class Blkhash {
  public:
@@ -61,7 +64,7 @@ class Blkhash {
   Result<std::string> Finish(uint64_t length);
 
  private:
-  Blkhash(evp_md_st* md, uint64_t block_size);
+  Blkhash(const DigestLibrary& evp, evp_md_st* md, uint64_t block_size);
   // Feeds ready blocks to the outer digest.
   void Drain() REQUIRES(mutex_);
   void FeedZeroes(uint64_t count) REQUIRES(mutex_);
@@ -71,6 +74,7 @@ class Blkhash {
     Digest digest;            // otherwise one block's digest
   };
 
+  const DigestLibrary& evp_;  // libcrypto, loaded by Create
   evp_md_st* md_;  // fetched once: implicit fetches per call are slow
   const uint64_t block_size_;
   size_t digest_size_ = 0;
