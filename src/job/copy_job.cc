@@ -16,6 +16,7 @@
 #include "engine/parallel_copy.h"
 #include "engine/sync_copy.h"
 #include "hash/blkhash.h"
+#include "hash/digest_library.h"
 #include "job/checkpoint_run.h"
 #include "job/copy_and_hash.h"
 #include "job/format_hint.h"
@@ -41,6 +42,21 @@ struct EndpointPair {
   std::optional<RangeSet> listed;             // --ranges
 };
 
+// libcrypto is loaded by the first checksum (hash/digest_library.h). Where
+// this run will make one (--blkhash, --verify, or the source samples of
+// --checkpoint), it is loaded before anything is opened: on a machine
+// without it the run stops here, the destination untouched.
+Status LoadDigestsIfNeeded(const Options& options) {
+  const char* user = options.blkhash      ? "--blkhash"
+                     : options.verify     ? "--verify"
+                     : options.checkpoint ? "--checkpoint"
+                                          : nullptr;
+  if (user == nullptr) return Status::Ok();
+  Result<const DigestLibrary*> library = LoadDigestLibrary();
+  if (!library.ok()) return Status::Error(std::string(user) + ": " + library.status().message());
+  return Status::Ok();
+}
+
 // Classifies and checks the operands and options, then opens the source
 // first: if it cannot be opened the destination is never touched.
 Result<EndpointPair> OpenEndpoints(const Options& options, RunReport* report,
@@ -56,6 +72,7 @@ Result<EndpointPair> OpenEndpoints(const Options& options, RunReport* report,
   if (Status status = CheckOptions(options, *source_spec, *destination_spec); !status.ok()) {
     return status;
   }
+  if (Status status = LoadDigestsIfNeeded(options); !status.ok()) return status;
   const bool incremental = options.incremental();
   std::optional<std::string> ranges_text;
   if (options.ranges) {

@@ -5,7 +5,11 @@
 # record (LD_DEBUG=files names every library it maps, at start-up or by
 # dlopen) shows which runs mapped it; the runs that do also print the right
 # digest, and -V, a copy, and an error before any copy never map it.
-# labels: quick
+# As root, in a mount namespace where libcrypto cannot be loaded (/dev/null
+# bound over it): a plain copy still works, and --blkhash, --verify and
+# --checkpoint each fail with one line naming the option and the library,
+# before the destination is touched.
+# labels: quick root
 source "$(dirname "$0")/lib/lib.sh"
 REF=$TEST_LIB/blkhash_reference.py
 
@@ -52,4 +56,40 @@ loads_libcrypto verify --verify "$T/src.img" "$T/dst.img"
 [[ $RC -eq 0 ]] || fail "--verify: exit $RC: $(<"$T/err")"
 assert_same_file "$T/src.img" "$T/dst.img" "--verify"
 [[ $LOADED == yes ]] || fail "--verify did not load libcrypto"
+
+# The library file the loader maps for the soname nbdcopy asks for.
+lib=$(sed -n 's/.*file=\(libcrypto\.so\.[0-9]*\) \[0\];  generating link map.*/\1/p' "$T"/ld.* | head -1)
+path=$(sed -n 's/.*calling init: \(.*libcrypto\.so\.[0-9]*\)$/\1/p' "$T"/ld.* | head -1)
+[[ -n $lib && -e $path ]] || fail "cannot find the libcrypto the loader mapped (soname '$lib', file '$path')"
+if [[ $(id -u) -ne 0 ]] || ! unshare -m true 2>/dev/null; then
+    msg "not root (or no mount namespaces): the case without libcrypto is left out"
+    msg PASS
+    exit 0
+fi
+make_random_file "$T/old.img" $((2 * MiB + 512))
+cp "$T/old.img" "$T/keep.img"
+# without_libcrypto LABEL NBDCOPY-ARGS...: runs nbdcopy where $path reads as
+# empty; RC, and its stderr in $T/err.
+without_libcrypto() {
+    local label=$1
+    shift
+    RC=0
+    unshare -m sh -c 'mount --bind /dev/null "$1" && shift && exec "$@"' sh "$path" \
+        "$NBDCOPY" "$@" >"$T/out" 2>"$T/err" || RC=$?
+}
+rm -f "$T/dst.img"
+without_libcrypto copy "$T/src.img" "$T/dst.img"
+[[ $RC -eq 0 ]] || fail "without libcrypto, a plain copy failed ($RC): $(<"$T/err")"
+assert_same_file "$T/src.img" "$T/dst.img" "a copy without libcrypto"
+for option in --blkhash --verify --checkpoint="$T/cp.map"; do
+    rm -f "$T/cp.map"
+    without_libcrypto "$option" "$option" "$T/src.img" "$T/keep.img"
+    [[ $RC -eq 1 ]] || fail "$option without libcrypto: exit $RC (expected 1): $(<"$T/err")"
+    want="nbdcopy: ${option%%=*}: cannot load $lib: $path: "
+    mapfile -t lines <"$T/err"
+    [[ ${#lines[@]} -eq 1 && ${lines[0]} == "$want"* ]] ||
+        fail "$option without libcrypto: expected one line '$want...': $(<"$T/err")"
+    cmp -s "$T/old.img" "$T/keep.img" || fail "$option without libcrypto changed the destination"
+    [[ ! -e $T/cp.map ]] || fail "$option without libcrypto wrote a checkpoint file"
+done
 msg PASS
