@@ -39,12 +39,11 @@ std::string Hex(const unsigned char* bytes, size_t size) {
 }  // namespace
 
 Result<std::unique_ptr<Blkhash>> Blkhash::Create(const BlkhashSpec& spec) {
-  if (!KnownAlgorithm(spec.algorithm)) {
-    return Status::Error("--blkhash: unknown algorithm '" + spec.algorithm + "'");
-  }
   Result<const DigestLibrary*> evp = LoadDigestLibrary();
   if (!evp.ok()) return Status::Error("--blkhash: " + evp.status().message());
-  EVP_MD* md = (*evp)->MD_fetch(nullptr, spec.algorithm.c_str(), nullptr);
+  EVP_MD* md = KnownAlgorithm(spec.algorithm)
+                   ? (*evp)->MD_fetch(nullptr, spec.algorithm.c_str(), nullptr)
+                   : nullptr;
   if (md == nullptr) return Status::Error("--blkhash: unknown algorithm '" + spec.algorithm + "'");
   std::unique_ptr<Blkhash> hash(new Blkhash(**evp, md, spec.block_size));
   {

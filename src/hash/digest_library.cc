@@ -14,11 +14,11 @@ namespace {
 // The soname of the libcrypto whose headers we were built with.
 constexpr const char kLibrary[] = "libcrypto.so." NBDCOPY_STRINGIFY(OPENSSL_SHLIB_VERSION);
 
+// Sets *out to the function `name`; the first one missing is left in *missing.
 template <typename Function>
-bool Find(void* handle, const char* name, Function* out, std::string* missing) {
+void Find(void* handle, const char* name, Function* out, std::string* missing) {
   *out = reinterpret_cast<Function>(dlsym(handle, name));
   if (*out == nullptr && missing->empty()) *missing = name;
-  return *out != nullptr;
 }
 
 Result<const DigestLibrary*> Load() {
