@@ -2,7 +2,7 @@
 """bench/floor_rounds.py: alternating rounds of copies through a per-run server, with the
 CPU of the copier and of the server apart, for a wall-time floor.
 
-Usage: floor_rounds.py OUT.json RUNS WARMUP PREPARE NAME CMD [NAME CMD ...]
+Usage: floor_rounds.py [--also PIDFILE] OUT.json RUNS WARMUP PREPARE NAME CMD [NAME CMD ...]
 
 Each round runs PREPARE (a shell command, untimed; "" for none) before every command, and
 every command once, in order (bench/roundlib.py). A CMD is a shell command, timed whole
@@ -19,11 +19,17 @@ thread's CPU is read from /proc/PID/task/PID/stat between its exit and its reapi
 thread that serializes qemu-nbd's requests; its worker threads are the rest). The wall runs
 from the server's start to the later of the two exits, as a [ CMD ] copy's would.
 
+--also PIDFILE names a server that outlives the rounds (an nbdkit source, started once):
+it is not ours to reap, but it shares the two cores, so the CPU it spends while a command
+runs (the growth of utime + stime in /proc/PID/stat, all its threads, in clock ticks) is
+taken as also_cpu.
+
 Writes {"runs": N, "results": {NAME: [sample, ...]}}, a sample being {"wall": s, "cpu": s,
-"rss_kib": n, "server_cpu": s, "server_main_cpu": s}: cpu is the command's (the CLIENT's)
-user + system time, rss_kib the peak RSS of its largest process (/usr/bin/time's %M: a
-direct child of this script would count the interpreter it was forked from), and the
-server's two are 0 for a plain command. Exits non-zero if a command fails.
+"rss_kib": n, "server_cpu": s, "server_main_cpu": s, "also_cpu": s}: cpu is the command's
+(the CLIENT's) user + system time, rss_kib the peak RSS of its largest process
+(/usr/bin/time's %M: a direct child of this script would count the interpreter it was
+forked from), the server's two are 0 for a plain command, and also_cpu is 0 without
+--also. Exits non-zero if a command fails.
 """
 import os
 import subprocess
@@ -34,6 +40,14 @@ import time
 import roundlib
 
 TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def stat_cpu(stat_path):
+    """utime + stime in seconds from a /proc stat file: /proc/PID/stat for the whole thread
+    group, /proc/PID/task/TID/stat for one thread."""
+    with open(stat_path) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / TICKS
 
 
 def cpu_of(rusage):
@@ -62,9 +76,7 @@ def peak_rss(rss_file):
 def reap(proc):
     """Waits for PROC; returns (exit code, CPU of its main thread, CPU of all of it)."""
     os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOWAIT)  # a zombie keeps its times
-    with open(f"/proc/{proc.pid}/task/{proc.pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    main_thread = (int(fields[11]) + int(fields[12])) / TICKS  # utime, stime
+    main_thread = stat_cpu(f"/proc/{proc.pid}/task/{proc.pid}/stat")
     _, status, rusage = os.wait4(proc.pid, 0)
     proc.returncode = os.waitstatus_to_exitcode(status)  # reaped here, not by Popen
     return proc.returncode, main_thread, cpu_of(rusage)
@@ -105,6 +117,11 @@ def run_served(name, server, client, sock, rss_file):
 
 
 def main(argv):
+    also_pid = None
+    if len(argv) > 2 and argv[1] == "--also":
+        with open(argv[2]) as f:
+            also_pid = int(f.read().strip())
+        argv = argv[:1] + argv[3:]
     commands = roundlib.parse_commands(argv, 5, __doc__)
     runs, warmup, prepare = int(argv[2]), int(argv[3]), argv[4]
     with tempfile.TemporaryDirectory(prefix="floor-rounds.") as sockdir:
@@ -112,10 +129,15 @@ def main(argv):
         rss_file = os.path.join(sockdir, "rss")
 
         def measure(name, cmd):
+            also_stat = f"/proc/{also_pid}/stat" if also_pid else None
+            also_before = stat_cpu(also_stat) if also_stat else 0.0
             if ":::" not in cmd:
-                return run_plain(name, cmd, rss_file)
-            server, client = cmd.split(":::", 1)
-            return run_served(name, server.strip(), client.strip(), sock, rss_file)
+                sample = run_plain(name, cmd, rss_file)
+            else:
+                server, client = cmd.split(":::", 1)
+                sample = run_served(name, server.strip(), client.strip(), sock, rss_file)
+            sample["also_cpu"] = stat_cpu(also_stat) - also_before if also_stat else 0.0
+            return sample
 
         def before_each():
             subprocess.run(["/bin/sh", "-c", prepare], check=True)

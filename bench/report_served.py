@@ -19,19 +19,22 @@ STRESSES = {
 LABELS = {
     "ours": "**ours** `[ qemu-nbd ]`",
     "ours-split": "ours, qemu-nbd on a socket",
+    "null-split": "ours → `null:`, qemu-nbd on a socket (no destination)",
     "nbdcopy": "/usr/bin/nbdcopy `[ qemu-nbd ]`",
     "nbdcopy-split": "/usr/bin/nbdcopy, qemu-nbd on a socket",
     "qemu-img": "qemu-img convert",
 }
-ORDER = ["ours", "ours-split", "nbdcopy", "nbdcopy-split", "qemu-img"]
+ORDER = ["ours", "ours-split", "null-split", "nbdcopy", "nbdcopy-split", "qemu-img"]
 FLOOR_FACTOR = 1.1  # ours-split: median of wall / floor
 RSS_LIMIT_MIB = 40
 
 
 def floor_of(sample):
     """On two cores: no faster than the server's busiest (main) thread, nor than half of
-    the CPU that the server and the copier need together."""
-    return max(sample["server_main_cpu"], (sample["server_cpu"] + sample["cpu"]) / 2)
+    the CPU that the servers and the copier need together (also_cpu: an nbdkit source's,
+    bench/floor_rounds.py --also; absent from runs before it was measured)."""
+    everything = sample["server_cpu"] + sample["cpu"] + sample.get("also_cpu", 0.0)
+    return max(sample["server_main_cpu"], everything / 2)
 
 
 def load(raw, w):
@@ -43,8 +46,8 @@ def load(raw, w):
     for label, samples in json.loads(data)["results"].items():
         if not samples:
             continue
-        med = {k: statistics.median(s[k] for s in samples)
-               for k in ("wall", "cpu", "server_cpu", "server_main_cpu")}
+        med = {k: statistics.median(s.get(k, 0.0) for s in samples)
+               for k in ("wall", "cpu", "server_cpu", "server_main_cpu", "also_cpu")}
         split = samples[0]["server_cpu"] > 0
         med["floor"] = statistics.median(floor_of(s) for s in samples) if split else None
         med["over_floor"] = (statistics.median(s["wall"] / floor_of(s) for s in samples)
@@ -63,9 +66,12 @@ def load(raw, w):
 def table(wl):
     rows = wl["rows"]
     nbdcopy, qemu_img = rows.get("nbdcopy"), rows.get("qemu-img")
-    out = ["| command | median wall | copier CPU | qemu-nbd CPU (main thread) | floor "
-           "| wall / floor | wall / nbdcopy | wall / qemu-img | peak RSS | check |",
-           "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
+    # The nbdkit source's CPU, where one was measured (nbd-to-qcow2).
+    source = any(r["also_cpu"] > 0 for r in rows.values())
+    out = ["| command | median wall | copier CPU | qemu-nbd CPU (main thread) "
+           + ("| nbdkit source CPU " if source else "")
+           + "| floor | wall / floor | wall / nbdcopy | wall / qemu-img | peak RSS | check |",
+           "|---|---:|---:|---:|" + ("---:|" if source else "") + "---:|---:|---:|---:|---:|---|"]
     for label in ORDER:
         r = rows.get(label)
         if r is None:
@@ -81,7 +87,9 @@ def table(wl):
         check = r["check"] or "—"
         if r["check"] not in (None, "identical"):
             check = f"**{check}**"
+        source_cpu = f"| {fmt_time(r['also_cpu'])} " if source else ""
         out.append(f"| {LABELS[label]} | {fmt_time(r['wall'])} | {fmt_time(r['cpu'])} | {server} "
+                   f"{source_cpu}"
                    f"| {fmt_time(r['floor']) if split else '—'} | {fmt_ratio(r['over_floor'])} "
                    f"| {fmt_ratio(vs_nbdcopy)} | {fmt_ratio(vs_qemu)} | {rss} | {check} |")
     return out
@@ -124,9 +132,11 @@ def section(results, tlist, meta, tidy):
           "rows run the same qemu-nbd on a socket, reaped apart from the copier, so that "
           "qemu-nbd's CPU, its main thread's (from `/proc/PID/task/PID/stat`, the thread that "
           "serializes its requests) and the copier's are known apart.", "",
-          "**floor** = max(qemu-nbd's main-thread CPU, (qemu-nbd's CPU + the copier's) / 2): "
-          "on two cores no copy is faster than its busiest thread, or than half of the CPU it "
-          "needs. **wall / floor** is the median of the rounds' ratios. **check**: one more "
+          "**floor** = max(qemu-nbd's main-thread CPU, (qemu-nbd's CPU + the copier's + an "
+          "nbdkit source's) / 2): on two cores no copy is faster than its busiest thread, or "
+          "than half of the CPU it needs. The nbdkit source of nbd-to-qcow2 serves every "
+          "round and shares the cores; its CPU is what it spent while each command ran "
+          "(`/proc/PID/stat`, `bench/floor_rounds.py --also`). **wall / floor** is the median of the rounds' ratios. **check**: one more "
           "run of each command, the destination compared with the raw image (`cmp`, or "
           "`qemu-img compare -f raw -F qcow2`). **peak RSS**: median over the rounds of the "
           "split form's copier under `/usr/bin/time -f %M` (a copier reaps its `[ CMD ]` "

@@ -11,12 +11,15 @@
 # Labels: ours and nbdcopy as a user runs them ([ CMD ]), ours-split and nbdcopy-split the
 # same copy with the same qemu-nbd started on a socket (bench/floor_rounds.py's
 # SERVER ::: CLIENT form), so that the server's CPU, its main thread's and the copier's are
-# known apart, and qemu-img convert doing the same in one process. Every command alternates
+# known apart, and qemu-img convert doing the same in one process. qcow2-source also has
+# null-split: ours reading the same qemu-nbd into null:, the least a client can add, which
+# shows how near to the floor qemu-nbd itself lets any client come. Every command alternates
 # round by round (bench/floor_rounds.py); PREPARE empties the destination before each.
 #
-# floor = max(qemu-nbd's main-thread CPU, (qemu-nbd's CPU + the copier's) / 2): on two
-# cores a copy can be no faster than its busiest thread or than half of all the CPU it
-# needs. Raw files per workload W: W.json (floor_rounds), W.cmds, W.check (LABEL RC CHECK),
+# floor = max(qemu-nbd's main-thread CPU, (qemu-nbd's CPU + the copier's + the nbdkit
+# source's) / 2): on two cores a copy can be no faster than its busiest thread or than half
+# of all the CPU it needs; nbd-to-qcow2's nbdkit source, started once, is measured by
+# floor_rounds.py --also (its CPU while each command runs). Raw files per workload W: W.json (floor_rounds), W.cmds, W.check (LABEL RC CHECK),
 # W.size; the peak RSS is in W.json (floor_rounds takes it in every round).
 
 # setup_served W: sets PREPARE, SERVER (qemu-nbd's argv without its socket option), OUT (the
@@ -60,6 +63,9 @@ served_cmd() {
     # -C 1: the plan a [ CMD ] source gets (qemu-nbd -r offers multi-conn, -e 1 one client).
     qcow2-source:*-split)
       echo "$(shjoin "${SERVER[@]}") -k {sock} ::: $(shjoin "$prog" -C 1 "$sock" "$OUT")" ;;
+    # The cheapest client: no destination, so qemu-nbd with next to nothing beside it.
+    qcow2-source:null-split)
+      echo "$(shjoin "${SERVER[@]}") -k {sock} ::: $(shjoin "$prog" -C 1 "$sock" null:)" ;;
     qcow2-source:qemu-img)
       shjoin "$QEMU_IMG" convert -f qcow2 -O raw "$FS_QCOW2" "$OUT" ;;
     *:ours | *:nbdcopy)
@@ -72,7 +78,13 @@ served_cmd() {
   esac
 }
 
-SERVED_LABELS=(ours ours-split nbdcopy nbdcopy-split qemu-img)
+# served_labels W: the commands of W, in the order of every round.
+served_labels() {
+  case $1 in
+    qcow2-source) echo ours ours-split null-split nbdcopy nbdcopy-split qemu-img ;;
+    *) echo ours ours-split nbdcopy nbdcopy-split qemu-img ;;
+  esac
+}
 
 # One extra run of each command as a user runs it, into a fresh destination: exit status and
 # the destination against the source (cmp, or qemu-img compare -f raw -F qcow2).
@@ -108,11 +120,14 @@ run_served_workload() {
   local -a args=()
   : >"$RAW/$w.cmds"
   while read -r line; do printf 'server\t%s\n' "$line" >>"$RAW/$w.cmds"; done <"$T/servers.log"
-  for label in "${SERVED_LABELS[@]}"; do
+  for label in $(served_labels "$w"); do
     args+=("$label" "$(served_cmd "$w" "$label")")
     printf '%s\t%s\n' "$label" "$(served_cmd "$w" "$label")" >>"$RAW/$w.cmds"
   done
-  python3 "$BENCH/floor_rounds.py" "$RAW/$w.json" "$RUNS" "$WARMUP" "$PREPARE" "${args[@]}" ||
+  local -a also=()
+  if [ "$w" = nbd-to-qcow2 ]; then also=(--also "$T/$w-src.pid"); fi
+  python3 "$BENCH/floor_rounds.py" "${also[@]}" "$RAW/$w.json" "$RUNS" "$WARMUP" "$PREPARE" \
+    "${args[@]}" ||
     echo "bench: floor_rounds failed on $w" >&2
   served_check "$w"
   echo "${SIZE[$w]}" >"$RAW/$w.size"
