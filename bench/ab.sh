@@ -20,6 +20,9 @@
 #   latency       nbdkit pattern 512 MiB, 10 ms a read (delay filter) -> nbdkit memory, --flush
 #   qcow2-source  the ext4 image in qcow2 through [ qemu-nbd -r -f qcow2 ] -> new file on $SHM
 #   file-to-qcow2 the ext4 image -> a new qcow2 image through [ qemu-nbd -f qcow2 ] (on $SHM)
+#   file-to-block the ext4 image -> a loop device over a file of its size on $SHM (root;
+#                 the last close of a block device writes its page cache back, so the
+#                 times include the writeback through the loop device)
 # Default: file-to-file file-to-disk. The NBD servers of a workload run for all of its
 # rounds (Unix sockets in a temporary directory); [ qemu-nbd ] is started by each copier.
 set -euo pipefail
@@ -99,9 +102,18 @@ nbdkit_server() {
 nbd_uri() { echo "nbd+unix:///?socket=$SOCKETS/$WORKLOAD-$1.sock"; }
 
 stop_servers() {
-  local pid
+  local pid dev
   for pid in "${SERVER_PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
   SERVER_PIDS=()
+  for dev in "${LOOP_DEVS[@]}"; do losetup -d "$dev" 2>/dev/null || true; done
+  LOOP_DEVS=()
+}
+
+# loop_device FILE: attaches FILE to a free loop device and prints the device (the caller
+# adds it to LOOP_DEVS: this runs in a subshell).
+loop_device() {
+  [ "$(id -u)" = 0 ] || die "$WORKLOAD needs root (losetup)"
+  losetup -f --show "$1" || die "losetup $1 failed"
 }
 
 # setup W: sets SRC and DST (operands), OPTS (options of every copier), PRE (what runs,
@@ -144,7 +156,17 @@ setup() {
       PRE="rm -f $out; qemu-img create -q -f qcow2 $out $(stat -c %s "$FSIMAGE")"
       CHECK="qemu-img compare -q -f raw -F qcow2 $FSIMAGE $out"
       ;;
-    *) die "$1: unknown workload (file-to-file file-to-disk sparsefile pattern latency qcow2-source file-to-qcow2)" ;;
+    file-to-block)
+      fs_image
+      local backing=$SHM/ab-$1.backing
+      rm -f "$backing"
+      truncate -s "$(stat -c %s "$FSIMAGE")" "$backing"
+      SRC=$FSIMAGE PEERS_OK=nbdcopy
+      DST=$(loop_device "$backing")
+      LOOP_DEVS+=("$DST")
+      rm -f "$backing"  # the loop device keeps it until it is detached
+      ;;
+    *) die "$1: unknown workload (file-to-file file-to-disk sparsefile pattern latency qcow2-source file-to-qcow2 file-to-block)" ;;
   esac
   [ -n "$CHECK" ] || CHECK="cmp -s $SRC $DST"
   local data_file=$FSIMAGE
@@ -170,6 +192,7 @@ read -r -a PEER_LIST <<<"$PEERS"
 OUT=$(mktemp -d "${TMPDIR:-/tmp}/ab.XXXXXX")
 SOCKETS=$(mktemp -d /tmp/ab-sock.XXXXXX)  # short: a Unix socket path has ~107 bytes
 SERVER_PIDS=()
+LOOP_DEVS=()
 trap 'stop_servers; rm -rf "$OUT" "$SOCKETS"' EXIT
 echo "ab: new = $NEW ($(git -C "$ROOT" rev-parse --short HEAD)$(git -C "$ROOT" diff --quiet HEAD || echo +dirty))"
 echo "ab: old = $OLD ($(git -C "$ROOT" rev-parse --short "$OLD_REV"))"
