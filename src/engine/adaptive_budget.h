@@ -19,9 +19,13 @@
 // Request sizes: servers differ in what a request costs them, beyond what
 // the bandwidth-delay product shows (qemu-nbd reading qcow2 spent six times
 // the CPU on 1M requests as on 512K ones, and wrote a new qcow2 image four
-// times faster in 1M requests than in 256K ones). So after the first probe
-// a worker runs one window at the largest request size and, after a window
-// to drain it, one at the smallest; where one size delivered at least
+// times faster in 1M requests than in 256K ones; the cause, found later:
+// with requests of one length, glibc maps each of qemu-nbd's 4 KiB-aligned
+// buffers afresh, so whichever size runs alone longest pays; see
+// performance-history.md, "Why a fixed request size costs qemu-nbd six
+// times the CPU"). So after the first probe a worker runs one window at
+// the largest request size and, after a window to drain it, one at the
+// smallest; where one size delivered at least
 // kSizeWins times the rate of the other, requests stay at that size for the
 // rest of the copy. Otherwise the product decides, as it does between.
 // Not where the round trip is long (windows of more than kMinWindow): there
