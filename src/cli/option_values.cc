@@ -1,7 +1,5 @@
 #include "cli/option_values.h"
 
-#include <algorithm>
-#include <array>
 #include <bit>
 #include <climits>
 #include <string_view>
@@ -67,9 +65,7 @@ Result<BlkhashSpec> ParseBlkhash(const std::string& text) {
   BlkhashSpec spec;
   size_t slash = text.find('/');
   spec.algorithm = text.substr(0, slash);
-  static constexpr std::array<std::string_view, 4> kAlgorithms = {"md5", "sha1", "sha256",
-                                                                  "sha512"};
-  if (std::find(kAlgorithms.begin(), kAlgorithms.end(), spec.algorithm) == kAlgorithms.end()) {
+  if (!IsBlkhashAlgorithm(spec.algorithm)) {
     return Status::Error("--blkhash: unknown algorithm " + Quoted(spec.algorithm) +
                          " (expected md5, sha1, sha256 or sha512)");
   }

@@ -10,10 +10,6 @@ namespace nbdcopy {
 
 namespace {
 
-bool KnownAlgorithm(const std::string& name) {
-  return name == "md5" || name == "sha1" || name == "sha256" || name == "sha512";
-}
-
 struct ContextFree {
   const DigestLibrary* evp;
   void operator()(EVP_MD_CTX* context) const { evp->MD_CTX_free(context); }
@@ -41,7 +37,7 @@ std::string Hex(const unsigned char* bytes, size_t size) {
 Result<std::unique_ptr<Blkhash>> Blkhash::Create(const BlkhashSpec& spec) {
   Result<const DigestLibrary*> evp = LoadDigestLibrary();
   if (!evp.ok()) return Status::Error("--blkhash: " + evp.status().message());
-  EVP_MD* md = KnownAlgorithm(spec.algorithm)
+  EVP_MD* md = IsBlkhashAlgorithm(spec.algorithm)
                    ? (*evp)->MD_fetch(nullptr, spec.algorithm.c_str(), nullptr)
                    : nullptr;
   if (md == nullptr) return Status::Error("--blkhash: unknown algorithm '" + spec.algorithm + "'");
