@@ -19,8 +19,9 @@
 # floor = max(qemu-nbd's main-thread CPU, (qemu-nbd's CPU + the copier's + the nbdkit
 # source's) / 2): on two cores a copy can be no faster than its busiest thread or than half
 # of all the CPU it needs; nbd-to-qcow2's nbdkit source, started once, is measured by
-# floor_rounds.py --also (its CPU while each command runs). Raw files per workload W: W.json (floor_rounds), W.cmds, W.check (LABEL RC CHECK),
-# W.size; the peak RSS is in W.json (floor_rounds takes it in every round).
+# floor_rounds.py --also (its CPU while each command runs). Raw files per workload W:
+# W.json (floor_rounds), W.cmds, W.check (LABEL RC CHECK), W.size; the peak RSS is in
+# W.json (floor_rounds takes it in every round).
 
 # setup_served W: sets PREPARE, SERVER (qemu-nbd's argv without its socket option), OUT (the
 # destination on tmpfs) and SRC_OPERAND (a file or URI; "" for the qcow2 source).
@@ -60,12 +61,13 @@ served_cmd() {
   case $w:$label in
     qcow2-source:ours | qcow2-source:nbdcopy)
       shjoin "$prog" -- '[' "${SERVER[@]}" ']' "$OUT" ;;
+    # The cheapest client: no destination, so qemu-nbd with next to nothing beside it.
+    # (Before *-split, which would match it too.)
+    qcow2-source:null-split)
+      echo "$(shjoin "${SERVER[@]}") -k {sock} ::: $(shjoin "$prog" -C 1 "$sock" null:)" ;;
     # -C 1: the plan a [ CMD ] source gets (qemu-nbd -r offers multi-conn, -e 1 one client).
     qcow2-source:*-split)
       echo "$(shjoin "${SERVER[@]}") -k {sock} ::: $(shjoin "$prog" -C 1 "$sock" "$OUT")" ;;
-    # The cheapest client: no destination, so qemu-nbd with next to nothing beside it.
-    qcow2-source:null-split)
-      echo "$(shjoin "${SERVER[@]}") -k {sock} ::: $(shjoin "$prog" -C 1 "$sock" null:)" ;;
     qcow2-source:qemu-img)
       shjoin "$QEMU_IMG" convert -f qcow2 -O raw "$FS_QCOW2" "$OUT" ;;
     *:ours | *:nbdcopy)
