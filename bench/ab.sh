@@ -23,6 +23,9 @@
 #   file-to-block the ext4 image -> a loop device over a file of its size on $SHM (root;
 #                 the last close of a block device writes its page cache back, so the
 #                 times include the writeback through the loop device)
+#   file-to-disk-block  the same into a loop device with direct I/O over a preallocated
+#                 file in $DISKDIR (root; writes cost what the disk's do; sync before each run)
+#   nbd-to-block  nbdkit pattern 1 GiB -> a loop device over a 1 GiB file on $SHM (root)
 # Default: file-to-file file-to-disk. The NBD servers of a workload run for all of its
 # rounds (Unix sockets in a temporary directory); [ qemu-nbd ] is started by each copier.
 set -euo pipefail
@@ -109,11 +112,11 @@ stop_servers() {
   LOOP_DEVS=()
 }
 
-# loop_device FILE: attaches FILE to a free loop device and prints the device (the caller
+# loop_device FILE [LOSETUP OPTION...]: attaches FILE to a free loop device and prints the device (the caller
 # adds it to LOOP_DEVS: this runs in a subshell).
 loop_device() {
   [ "$(id -u)" = 0 ] || die "$WORKLOAD needs root (losetup)"
-  losetup -f --show "$1" || die "losetup $1 failed"
+  losetup -f --show "$@" || die "losetup $* failed"
 }
 
 # setup W: sets SRC and DST (operands), OPTS (options of every copier), PRE (what runs,
@@ -166,7 +169,33 @@ setup() {
       LOOP_DEVS+=("$DST")
       rm -f "$backing"  # the loop device keeps it until it is detached
       ;;
-    *) die "$1: unknown workload (file-to-file file-to-disk sparsefile pattern latency qcow2-source file-to-qcow2 file-to-block)" ;;
+    file-to-disk-block)
+      # A device whose writes cost what the disk's do: direct I/O into a
+      # preallocated file on the disk.
+      fs_image
+      mkdir -p "$DISKDIR"
+      local backing=$DISKDIR/ab-$1.backing
+      rm -f "$backing"
+      fallocate -l "$(stat -c %s "$FSIMAGE")" "$backing"
+      SRC=$FSIMAGE PEERS_OK=nbdcopy PRE=sync
+      DST=$(loop_device "$backing" --direct-io=on)
+      LOOP_DEVS+=("$DST")
+      rm -f "$backing"
+      ;;
+    nbd-to-block)
+      nbdkit_server src -r pattern size=1G
+      local backing=$SHM/ab-$1.backing
+      rm -f "$backing"
+      truncate -s 1G "$backing"
+      SRC=$(nbd_uri src) PEERS_OK=nbdcopy
+      DST=$(loop_device "$backing")
+      LOOP_DEVS+=("$DST")
+      rm -f "$backing"
+      CHECK="qemu-img compare -q -f raw -F raw $SRC $DST"
+      DATA=$((1 << 30))
+      return
+      ;;
+    *) die "$1: unknown workload (file-to-file file-to-disk sparsefile pattern latency qcow2-source file-to-qcow2 file-to-block file-to-disk-block nbd-to-block)" ;;
   esac
   [ -n "$CHECK" ] || CHECK="cmp -s $SRC $DST"
   local data_file=$FSIMAGE

@@ -79,6 +79,9 @@ struct EndpointInfo {
   // Overlapped endpoints: writes shorter than this run inline in StartWrite
   // (where handing them over costs more than doing them).
   uint32_t inline_writes_below = 0;
+  // Writes bypass the page cache (O_DIRECT): a block-device destination,
+  // whose writes then reach the device while the copy runs.
+  bool direct_writes = false;
 };
 
 // What CloneRangeFrom did.

@@ -49,7 +49,9 @@ Result<std::unique_ptr<FileEndpoint>> FileEndpoint::Create(std::string name, Uni
       info.preferred_block_size = io_min;
     }
     info.preferred_block_size = std::max(info.preferred_block_size, info.min_block_size);
-    info.partial_blocks_ok = true;  // buffered I/O, never O_DIRECT
+    // Reads are buffered; direct writes take a part-sector through a
+    // bounce buffer.
+    info.partial_blocks_ok = true;
     // A device set read-only (losetup -r, blockdev --setro) still opens for
     // writing; every write would then fail with EPERM. Say so up front.
     int device_read_only = 0;
@@ -66,7 +68,14 @@ Result<std::unique_ptr<FileEndpoint>> FileEndpoint::Create(std::string name, Uni
   info.efficient_zero = true;
   info.can_flush = true;
   info.can_multi_conn = true;
-  if (overlapped) endpoint->EnableOverlappedIo();
+  if (block && writable) {
+    // Direct writes wait for the device: a worker keeps several in flight
+    // through the ring, whatever the other endpoint is.
+    endpoint->EnableOverlappedIo();
+    if (endpoint->uring_) endpoint->EnableDirectWrites();
+  } else if (overlapped) {
+    endpoint->EnableOverlappedIo();
+  }
   return endpoint;
 }
 
@@ -85,6 +94,7 @@ Result<size_t> FileEndpoint::Read(uint64_t offset, std::span<std::byte> buffer) 
 }
 
 Status FileEndpoint::Write(uint64_t offset, std::span<const std::byte> data) {
+  if (direct_fd_.valid()) return WriteDirect(offset, data);
   size_t done = 0;
   while (done < data.size()) {
     ssize_t n = pwrite(fd_.get(), data.data() + done, data.size() - done, offset + done);
@@ -216,6 +226,11 @@ Result<std::unique_ptr<Endpoint>> FileEndpoint::Connect() {
   other->info_.overlapped_io = false;
   other->info_.inline_writes_below = 0;
   if (uring_) other->EnableOverlappedIo();
+  if (direct_fd_.valid()) {
+    other->direct_fd_.reset(fcntl(direct_fd_.get(), F_DUPFD_CLOEXEC, 3));
+    if (!other->direct_fd_.valid()) return Status::FromErrno(name_ + ": dup", errno);
+    other->direct_alignment_ = direct_alignment_;
+  }
   return std::unique_ptr<Endpoint>(std::move(other));
 }
 

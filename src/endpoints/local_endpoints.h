@@ -21,7 +21,9 @@ class FileEndpoint : public Endpoint {
  public:
   // REQUIRES fd refers to a regular file or block device described by st.
   // overlapped: I/O through io_uring where the kernel allows it (and in
-  // every connection made from this one).
+  // every connection made from this one). A writable block device always
+  // asks for the ring and, with it, writes past its page cache
+  // (file_endpoint_direct.cc).
   static Result<std::unique_ptr<FileEndpoint>> Create(std::string name, UniqueFd fd,
                                                       const struct stat& st, bool writable,
                                                       bool overlapped);
@@ -63,6 +65,12 @@ class FileEndpoint : public Endpoint {
   FileEndpoint(std::string name, UniqueFd fd, bool is_block_device)
       : name_(std::move(name)), fd_(std::move(fd)), is_block_device_(is_block_device) {}
   void EnableOverlappedIo();
+  // Direct writes (file_endpoint_direct.cc). REQUIRES a block device.
+  void EnableDirectWrites();
+  bool DirectAligned(uint64_t offset, uint64_t length, const void* data) const;
+  Status WriteDirect(uint64_t offset, std::span<const std::byte> data);
+  // Any write, through an aligned buffer.
+  Status WriteThroughBounce(uint64_t offset, std::span<const std::byte> data);
   AsyncOp* NewOp(AsyncOp::Kind kind, uint64_t offset, uint64_t length, std::byte* data,
                  uint64_t tag);
   void Queue(AsyncOp* op);  // the next (or only) part of op
@@ -84,6 +92,8 @@ class FileEndpoint : public Endpoint {
   bool punch_hole_works_ = true;
   bool zero_range_works_ = true;
   bool block_zero_out_works_ = true;
+  UniqueFd direct_fd_;  // O_DIRECT, for writes; invalid: writes use fd_
+  uint32_t direct_alignment_ = 0;
 
   std::unique_ptr<Uring> uring_;  // null: synchronous I/O
   bool uring_failed_ = false;     // a submission failed: every later op fails

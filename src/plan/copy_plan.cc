@@ -241,11 +241,11 @@ std::string DescribeCopy(const CopyPlan& plan, const Endpoint& source,
         "nbdcopy: {}: {} \"{}\"\n"
         "nbdcopy: {}: size={}, preferred block size={} block_min={} block_max={} read_only={} "
         "extents={} zero={} flush={} multi_conn={} sequential={} overlapped_io={} "
-        "inline_writes_below={}\n",
+        "inline_writes_below={} direct_writes={}\n",
         role, info.ops_name, endpoint.name(), role, SizeText(info), info.preferred_block_size,
         info.min_block_size, info.max_block_size, info.read_only, info.can_extents,
         info.efficient_zero, info.can_flush, info.can_multi_conn, info.sequential,
-        info.overlapped_io, info.inline_writes_below);
+        info.overlapped_io, info.inline_writes_below, info.direct_writes);
   };
   return plan.notes + describe("src", source) + describe("dst", destination) +
          fmt::format(

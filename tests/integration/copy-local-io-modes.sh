@@ -2,9 +2,11 @@
 # Local files and block devices: beside an NBD server their I/O goes through
 # io_uring (the worker's poll loop never waits in a system call), or the
 # plain system calls with NBDCOPY_IO_URING=0; between two local endpoints
-# always the plain calls (nothing else to wait for: the ring only added
-# hand-overs). Every way copies every byte, and -v shows which one ran
-# (overlapped_io=); with the ring, many requests are in flight at once.
+# the plain calls (nothing else to wait for: the ring only added
+# hand-overs), except into a block device, which writes past its page
+# cache through the ring. Every way copies every byte, and -v shows which
+# one ran (overlapped_io=, direct_writes=); with the ring, many requests
+# are in flight at once.
 # labels: root
 source "$(dirname "$0")/lib/lib.sh"
 require_cmd nbdkit python3
@@ -99,19 +101,45 @@ fi
 if [[ $(id -u) -eq 0 ]] && losetup -f >/dev/null 2>&1; then
     cp "$T/junk.img" "$T/disk.img"
     attach_loop "$T/disk.img"
+    # A block-device destination writes past its page cache (O_DIRECT)
+    # through the ring, whatever the source; NBDCOPY_IO_URING=0 keeps the
+    # plain buffered calls.
     what="file -> block device -> file"
     run_copy -v "$T/src.img" "$LOOPDEV"
-    grep -q "^nbdcopy: dst: size=.* overlapped_io=false" "$T/cmd.err" || fail "$what: the ring ran"
+    grep -q "^nbdcopy: dst: size=.* overlapped_io=true inline_writes_below=0 direct_writes=true" \
+        "$T/cmd.err" || fail "$what: expected direct writes: $(grep '^nbdcopy: dst: size' "$T/cmd.err")"
     rm -f "$T/back.img"
     run_copy "$LOOPDEV" "$T/back.img"
     assert_same_file "$T/src.img" "$T/back.img" "$what"
     for mode in uring plain; do
         env=()
-        [[ $mode == plain ]] && env=(env NBDCOPY_IO_URING=0)
-        cp "$T/junk.img" "$T/disk.img"
-        what="$mode: nbd -> block device"
-        "${env[@]}" "$NBDCOPY" "$SRC" "$LOOPDEV" 2>"$T/e" || fail "$what: $(cat "$T/e")"
-        cmp -s "$T/src.img" "$LOOPDEV" || fail "$what: the device differs from the source"
+        direct=true
+        [[ $mode == plain ]] && env=(env NBDCOPY_IO_URING=0) direct=false
+        for source in "$SRC" "$T/src.img"; do
+            cp "$T/junk.img" "$T/disk.img"
+            blockdev --flushbufs "$LOOPDEV"
+            what="$mode: $source -> block device"
+            "${env[@]}" "$NBDCOPY" -v "$source" "$LOOPDEV" 2>"$T/e" || fail "$what: $(tail -2 "$T/e")"
+            cmp -s "$T/src.img" "$LOOPDEV" || fail "$what: the device differs from the source"
+            grep -q "^nbdcopy: dst: size=.* direct_writes=$direct" "$T/e" ||
+                fail "$what: expected direct_writes=$direct: $(grep '^nbdcopy: dst: size' "$T/e")"
+        done
+    done
+    # Sources that end inside a sector, from a file and from a pipe: the
+    # last sector keeps the device's bytes after the source's end.
+    head -c $((5 * MiB + 1000)) "$T/junk.img" >"$T/odd.img"
+    for how in file pipe; do
+        cp "$T/src.img" "$T/disk.img"
+        blockdev --flushbufs "$LOOPDEV"
+        what="$how of $((5 * MiB + 1000)) bytes -> block device"
+        if [[ $how == file ]]; then
+            "$NBDCOPY" "$T/odd.img" "$LOOPDEV" 2>"$T/e" || fail "$what: $(cat "$T/e")"
+        else
+            "$NBDCOPY" - "$LOOPDEV" <"$T/odd.img" 2>"$T/e" || fail "$what: $(cat "$T/e")"
+        fi
+        cmp -s -n $((5 * MiB + 1000)) "$T/odd.img" "$LOOPDEV" || fail "$what: the copy differs"
+        cmp -s -i $((5 * MiB + 1000)) "$T/src.img" "$LOOPDEV" ||
+            fail "$what: the bytes after the source's end changed"
     done
     detach_loop "$LOOPDEV"
 else
