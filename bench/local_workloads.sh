@@ -11,6 +11,10 @@
 #   file-to-file   ours, nbdcopy, qemu-img    img.raw -> file
 #                  ours-disk (informational, its own hyperfine run W-disk.json): the same
 #                  copy with --flush into a file on the real disk ($DISKDIR)
+#   file-to-block  ours, nbdcopy, qemu-img    img.raw -> a loop device over a file of its
+#                  size on tmpfs (root; skipped otherwise). The device is discarded whole
+#                  before every run (blkdiscard), never removed; the times include the
+#                  writeback that a block device's last close waits for.
 
 # The file-system image: mke2fs -d of a system directory, about 1.5 x its contents, and its
 # qcow2 conversion. Cached in $FSCACHE across runs (keyed by directory, size and versions).
@@ -84,8 +88,46 @@ setup_local() {
       SIZE[$w]=$FS_MIB
       LABELS=(ours nbdcopy qemu-img)
       ;;
+    file-to-block)
+      build_fs_image
+      printf '%s\n' "${FS_DESC[@]}" >>"$T/servers.log"
+      SRCV=("$FS_RAW")
+      CMP=$FS_RAW
+      SIZE[$w]=$FS_MIB
+      LABELS=(ours nbdcopy qemu-img)
+      local backing=$SHM/$w.backing
+      rm -f "$backing"
+      truncate -s "$(stat -c %s "$FS_RAW")" "$backing"
+      BLOCK_BACKING=$backing
+      DST=$(losetup -f --show "$backing") || die "$w: losetup failed"
+      echo "losetup -f --show $backing   # $DST, the destination" >>"$T/servers.log"
+      ;;
     *) die "unknown local workload $w" ;;
   esac
+}
+
+# Whether this machine can run W (file-to-block needs root and a loop device).
+local_runnable() { # W
+  [ "$1" != file-to-block ] && return 0
+  [ "$(id -u)" = 0 ] && command -v losetup >/dev/null && command -v blkdiscard >/dev/null &&
+    losetup -f >/dev/null 2>&1
+}
+
+# The command that empties a destination before a run: rm for a file, blkdiscard (every
+# byte reads as zero, nothing allocated in the backing file) for a block device.
+empty_destination_cmd() { # DST
+  # -f: the device holds a file system (the last copy); its warning says so on every run.
+  if [ -b "$1" ]; then echo "bash -c 'blkdiscard -f $1 2>/dev/null'"; else echo "rm -f $1"; fi
+}
+empty_destination() { # DST
+  if [ -b "$1" ]; then blkdiscard -f "$1" 2>/dev/null; else rm -f "$1"; fi
+}
+
+# Allocated bytes of a destination: a block device's are its backing file's.
+allocated_bytes() { # DST
+  local f=$1
+  [ -b "$f" ] && f=$BLOCK_BACKING
+  echo $(($(stat -c '%b * %B' "$f")))
 }
 
 # local_argv W LABEL DST [SRC...]: sets ARGV to LABEL's command (SRC defaults to SRCV).
@@ -102,6 +144,8 @@ local_argv() {
     qemu-img)
       case $w in
         qcow2-to-file) ARGV=("$QEMU_IMG" convert -f qcow2 -O raw "$FS_QCOW2" "$dst") ;;
+        # -n: the device exists (qemu-img would try to create it).
+        file-to-block) ARGV=("$QEMU_IMG" convert -n -W -f raw -O raw "${src[@]}" "$dst") ;;
         *) ARGV=("$QEMU_IMG" convert -W -f raw -O raw "${src[@]}" "$dst") ;;
       esac ;;
     *) die "unknown command $label" ;;
@@ -150,7 +194,7 @@ local_check() { # W DST LABEL...
   for label; do
     dst=$dst0
     [ "$label" = ours-null ] && dst=null:
-    rm -f "$dst0"
+    empty_destination "$dst0"
     local_argv "$w" "$label" "$dst"
     rc=0
     if spawns_server "$label"; then
@@ -166,12 +210,12 @@ local_check() { # W DST LABEL...
       check=n/a
     elif same_as_source "$dst"; then
       check=identical
-      alloc=$(($(stat -c '%b * %B' "$dst")))
+      alloc=$(allocated_bytes "$dst")
     else
       check=DIFFERENT
     fi
     [ "$check" = identical ] || [ "$check" = n/a ] || echo "bench: $w: $label check: $check" >&2
-    rm -f "$dst0"
+    empty_destination "$dst0"
     if spawns_server "$label"; then
       served_rss "$w" "$label" "$dst0" || echo "bench: $w: $label: the peak-RSS run failed" >&2
     fi
@@ -181,10 +225,14 @@ local_check() { # W DST LABEL...
 
 run_local_workload() {
   local w=$1 label
+  if ! local_runnable "$w"; then
+    echo "bench: skipping $w: needs root, losetup, blkdiscard and a free loop device" >&2
+    return 0
+  fi
   setup_local "$w"
   echo
   echo "=== $w (${SIZE[$w]} MiB) ==="
-  local -a hf=(--prepare "rm -f $DST") ARGV=()
+  local -a hf=(--prepare "$(empty_destination_cmd "$DST")") ARGV=()
   : >"$RAW/$w.cmds"
   while read -r line; do printf 'server\t%s\n' "$line" >>"$RAW/$w.cmds"; done <"$T/servers.log"
   for label in "${LABELS[@]}"; do
@@ -198,7 +246,13 @@ run_local_workload() {
   echo "${SIZE[$w]}" >"$RAW/$w.size"
   if [ "$w" = file-to-file ]; then run_disk_row "$w"; fi
   stop_server "$w-src"
-  rm -f "$DST" "$SHM/$w.reference.img"
+  if [ -b "$DST" ]; then
+    losetup -d "$DST" || echo "bench: $w: losetup -d $DST failed" >&2
+    rm -f "$BLOCK_BACKING"
+  else
+    rm -f "$DST"
+  fi
+  rm -f "$SHM/$w.reference.img"
 }
 
 # Informational: the file-to-file copy into the real disk, with --flush so that the time

@@ -20,7 +20,7 @@ SWEEP_RUNS=${SWEEP_RUNS:-$([ "$QUICK" = 1 ] && echo 2 || echo 3)}
 SWEEP_WARMUP=${SWEEP_WARMUP:-$([ "$QUICK" = 1 ] && echo 0 || echo 1)}
 CONFIRM_RUNS=${CONFIRM_RUNS:-$([ "$QUICK" = 1 ] && echo 3 || echo 11)}
 WORKLOADS=${WORKLOADS:-pattern sparse zero latency sparsefile readnull \
-  fragmented qcow2-to-file file-to-file qcow2-source file-to-qcow2 nbd-to-qcow2 \
+  fragmented qcow2-to-file file-to-file file-to-block qcow2-source file-to-qcow2 nbd-to-qcow2 \
   blkhash-pattern blkhash-sparse blkhash-zero blkhash-copy incremental growth}
 if [ "$QUICK" = 1 ]; then
   OUTDIR=${OUTDIR:-$BENCH/out/quick}
@@ -50,13 +50,13 @@ done
 declare -A SIZE
 if [ "$QUICK" = 1 ]; then
   SIZE=([pattern]=64 [sparse]=512 [zero]=1024 [latency]=16 [sparsefile]=128 [readnull]=64
-    [fragmented]=128 [qcow2-to-file]=image [file-to-file]=image
+    [fragmented]=128 [qcow2-to-file]=image [file-to-file]=image [file-to-block]=image
     [qcow2-source]=image [file-to-qcow2]=image [nbd-to-qcow2]=image
     [blkhash-pattern]=64 [blkhash-sparse]=512 [blkhash-zero]=1024 [blkhash-copy]=64
     [incremental]=1024 [growth]=series)
 else
   SIZE=([pattern]=1024 [sparse]=8192 [zero]=16384 [latency]=512 [sparsefile]=2048 [readnull]=1024
-    [fragmented]=1024 [qcow2-to-file]=image [file-to-file]=image
+    [fragmented]=1024 [qcow2-to-file]=image [file-to-file]=image [file-to-block]=image
     [qcow2-source]=image [file-to-qcow2]=image [nbd-to-qcow2]=image
     [blkhash-pattern]=1024 [blkhash-sparse]=8192 [blkhash-zero]=16384 [blkhash-copy]=1024
     [incremental]=16384 [growth]=series)
@@ -115,6 +115,10 @@ cleanup() {
   for f in "$T"/*.pid; do
     [ -e "$f" ] && stop_server "$(basename "$f" .pid)"
   done
+  # file-to-block's loop device, if a run stopped inside it.
+  if [ -n "${BLOCK_BACKING:-}" ]; then
+    losetup -j "$BLOCK_BACKING" -O NAME -n 2>/dev/null | xargs -r losetup -d 2>/dev/null || true
+  fi
   rm -rf "$T" "$SHM"
 }
 trap cleanup EXIT
@@ -475,7 +479,7 @@ PY
     echo "bench: the budget confirmation of $w failed" >&2
 }
 
-# fragmented, qcow2-to-file, file-to-file
+# fragmented, qcow2-to-file, file-to-file, file-to-block
 # shellcheck source=bench/local_workloads.sh
 . "$BENCH/local_workloads.sh"
 # qcow2-source, file-to-qcow2, nbd-to-qcow2 (through qemu-nbd, against the floor)
@@ -532,7 +536,7 @@ for w in $WORKLOADS; do
       else
         echo "bench: skipping $w: $OURS_ORIG has no --blkhash" >&2
       fi ;;
-    fragmented | qcow2-to-file | file-to-file) run_local_workload "$w" ;;
+    fragmented | qcow2-to-file | file-to-file | file-to-block) run_local_workload "$w" ;;
     qcow2-source | file-to-qcow2 | nbd-to-qcow2) run_served_workload "$w" ;;
     incremental) run_incremental_workload "$w" ;;
     growth) run_growth_workload ;;
