@@ -149,6 +149,7 @@ for gap in 0.2 2; do
     case_uri read-no-reply 0 "gap-$gap"
     "$NBDCOPY" --timeout=0 "$CASE_URI" "$T/out.img" 2>"$T/err.txt" &
     pid=$!
+    wait_handles_signal "$pid" 15
     nap 1
     kill -TERM "$pid"
     nap "$gap"

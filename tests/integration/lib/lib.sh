@@ -41,6 +41,21 @@ mkfifo "$T/.nap"
 exec {NAP_FD}<>"$T/.nap"
 nap() { read -rt "$1" -u "$NAP_FD" _ || true; }
 
+# wait_handles_signal PID SIGNUM: waits (up to 30 s) until process PID has a
+# handler for signal SIGNUM (its SigCgt mask), so a signal sent next reaches
+# the program and not the default action: a slow start (a sanitizer build on
+# a loaded machine) can take more than a second to get there.
+wait_handles_signal() {
+    local pid=$1 bit=$(($2 - 1)) mask i
+    for ((i = 0; i < 600; i++)); do
+        mask=$(sed -n 's/^SigCgt:[[:space:]]*//p' "/proc/$pid/status" 2>/dev/null) || return 0
+        [[ -n $mask ]] || return 0   # gone: the caller's wait says how it ended
+        (((16#$mask >> bit) & 1)) && return 0
+        nap 0.05
+    done
+    fail "process $pid never installed a handler for signal $2"
+}
+
 # python3 is the system's interpreter, for the scripts and for every
 # helper they start (#!/usr/bin/env python3 included): a version manager's
 # python3 on $PATH (pyenv's shim) is a shell script that runs a dozen
