@@ -44,7 +44,8 @@ void Endpoint::TakeCompletions(std::vector<Completion>* out) {
 
 Status WriteZeroBytes(Endpoint& endpoint, uint64_t offset, uint64_t length) {
   constexpr uint64_t kChunk = 1024 * 1024;
-  static const std::vector<std::byte> zeroes(kChunk);
+  // Page-aligned, so that a block device's direct writes take it as it is.
+  alignas(4096) static const std::byte zeroes[kChunk] = {};
   // Within the endpoint's largest write; offsets stay aligned as they came.
   uint64_t chunk = kChunk;
   if (uint32_t maximum = endpoint.info().max_block_size; maximum != 0) {
@@ -52,7 +53,7 @@ Status WriteZeroBytes(Endpoint& endpoint, uint64_t offset, uint64_t length) {
   }
   while (length > 0) {
     uint64_t n = std::min(length, chunk);
-    Status status = endpoint.Write(offset, std::span(zeroes.data(), n));
+    Status status = endpoint.Write(offset, std::span(zeroes, n));
     if (!status.ok()) return status;
     offset += n;
     length -= n;

@@ -22,6 +22,7 @@
 // drops the pages it wrote, so the two descriptors never disagree.
 #include <errno.h>
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -88,7 +89,10 @@ Status FileEndpoint::WriteThroughBounce(uint64_t offset, std::span<const std::by
       ssize_t n = pread(direct_fd_.get(), bounce.get() + (at - start) + got, alignment - got,
                         static_cast<off_t>(at + got));
       if (n < 0 && errno == EINTR) continue;
-      if (n < 0) return IoError(name_, "write", offset, data.size(), std::strerror(errno));
+      if (n < 0) {
+        return IoError(name_, "write", offset, data.size(),
+                       fmt::format("reading its first or last sector: {}", std::strerror(errno)));
+      }
       if (n == 0) return IoError(name_, "write", offset, data.size(), "unexpected end of device");
       got += static_cast<size_t>(n);
     }

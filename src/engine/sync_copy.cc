@@ -4,6 +4,7 @@
 #include <deque>
 #include <vector>
 
+#include "engine/buffer_arena.h"
 #include "engine/clone_rule.h"
 #include "engine/stream_copy.h"
 #include "engine/sync_writer.h"
@@ -105,7 +106,11 @@ Status SyncCopy(const CopyPlan& plan, Endpoint& source, Endpoint& destination, C
   CopyStats& counted = stats != nullptr ? *stats : ignored;
   counted.workers = 1;
   SyncWriter writer(plan, destination, counted);
-  std::vector<std::byte> buffer(plan.request_size);
+  // From an arena: page-aligned, so a block device's direct writes take it
+  // as it is (a vector's bytes sent every write through the bounce buffer),
+  // and in huge pages when large.
+  BufferArena arena(plan.request_size, 1);
+  const std::span<std::byte> buffer(arena.Take(plan.request_size), plan.request_size);
   if (source.info().size) {
     if (copied != nullptr) *copied = *source.info().size;
     return CopySized(plan, source, destination, writer, books, buffer);
