@@ -118,6 +118,14 @@ class Endpoint {
   // Makes completed writes durable. A no-op where there is nothing to flush.
   virtual Status Flush() = 0;
 
+  // The end of a copy without --flush: waits for completed writes that are
+  // still only in a cache of this machine's to reach the endpoint, and
+  // reports what failed on the way (a block device's page cache is written
+  // back after each write returned; a write-back into a full thin device
+  // fails there). Asks no device to empty its own cache, as Flush does.
+  // Default: every completed write has reached the endpoint.
+  virtual Status Settle() { return Status::Ok(); }
+
   // Describes a prefix of [offset, offset + length): appends one or more
   // extents to *out, the first starting at offset, contiguous, within the
   // range. Endpoints without extent information report one data extent.

@@ -34,6 +34,7 @@ class FileEndpoint : public Endpoint {
   Status Write(uint64_t offset, std::span<const std::byte> data) override;
   Status Zero(uint64_t offset, uint64_t length, bool allocate) override;
   Status Flush() override;
+  Status Settle() override;
   Status Extents(uint64_t offset, uint64_t length, std::vector<Extent>* out) override;
   Status Truncate(uint64_t size) override;
   Result<std::unique_ptr<Endpoint>> Connect() override;

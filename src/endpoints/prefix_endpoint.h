@@ -34,6 +34,7 @@ class PrefixEndpoint : public Endpoint {
     return inner_.Zero(offset, length, allocate);
   }
   Status Flush() override { return inner_.Flush(); }
+  Status Settle() override { return inner_.Settle(); }
   Status Extents(uint64_t offset, uint64_t length, std::vector<Extent>* out) override {
     return inner_.Extents(offset, length, out);
   }

@@ -26,7 +26,8 @@ Status CannotCopyAgain(const Endpoint& destination) {
 Status CopyBooks::EndRound(Endpoint& destination, WorkMap* map, bool stopped, bool* again) {
   *again = false;
   if (checkpointer_ == nullptr) {
-    return stopped || !plan_.flush ? Status::Ok() : destination.Flush();
+    if (stopped) return Status::Ok();
+    return plan_.flush ? destination.Flush() : destination.Settle();
   }
   // The loops handled the losses they saw; this one is the flush's own.
   uint64_t seen = destination.reconnections();
