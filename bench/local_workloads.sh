@@ -80,21 +80,14 @@ setup_local() {
       SIZE[$w]=$FS_MIB
       LABELS=(ours nbdcopy ours-null qemu-img)
       ;;
-    file-to-file)
+    file-to-file | file-to-block)
       build_fs_image
       printf '%s\n' "${FS_DESC[@]}" >>"$T/servers.log"
       SRCV=("$FS_RAW")
       CMP=$FS_RAW
       SIZE[$w]=$FS_MIB
       LABELS=(ours nbdcopy qemu-img)
-      ;;
-    file-to-block)
-      build_fs_image
-      printf '%s\n' "${FS_DESC[@]}" >>"$T/servers.log"
-      SRCV=("$FS_RAW")
-      CMP=$FS_RAW
-      SIZE[$w]=$FS_MIB
-      LABELS=(ours nbdcopy qemu-img)
+      [ "$w" = file-to-block ] || return 0
       local backing=$SHM/$w.backing
       rm -f "$backing"
       truncate -s "$(stat -c %s "$FS_RAW")" "$backing"

@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "endpoints/local_endpoints.h"
+#include "endpoints/pwrite_all.h"
 
 namespace nbdcopy {
 
@@ -95,12 +96,8 @@ Result<size_t> FileEndpoint::Read(uint64_t offset, std::span<std::byte> buffer) 
 
 Status FileEndpoint::Write(uint64_t offset, std::span<const std::byte> data) {
   if (direct_fd_.valid()) return WriteDirect(offset, data);
-  size_t done = 0;
-  while (done < data.size()) {
-    ssize_t n = pwrite(fd_.get(), data.data() + done, data.size() - done, offset + done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return IoError(name_, "write", offset, data.size(), std::strerror(errno));
-    done += static_cast<size_t>(n);
+  if (int error = PwriteAll(fd_.get(), data, offset); error != 0) {
+    return IoError(name_, "write", offset, data.size(), std::strerror(error));
   }
   end_of_file_ = std::max(end_of_file_, offset + data.size());
   return Status::Ok();
@@ -242,7 +239,6 @@ Result<std::unique_ptr<Endpoint>> FileEndpoint::Connect() {
   if (direct_fd_.valid()) {
     other->direct_fd_.reset(fcntl(direct_fd_.get(), F_DUPFD_CLOEXEC, 3));
     if (!other->direct_fd_.valid()) return Status::FromErrno(name_ + ": dup", errno);
-    other->direct_alignment_ = direct_alignment_;
   }
   return std::unique_ptr<Endpoint>(std::move(other));
 }

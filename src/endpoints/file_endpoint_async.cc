@@ -88,7 +88,7 @@ void FileEndpoint::Queue(AsyncOp* op) {
         uring_->QueueWrite(fd_.get(), op->data + op->done, length, offset, cookie);
       } else if (DirectAligned(offset, length, op->data + op->done)) {
         uring_->QueueWrite(direct_fd_.get(), op->data + op->done, length, offset, cookie);
-      } else {  // the rest of a short transfer, off the alignment
+      } else {  // what direct I/O cannot take as it is: the bounce buffer, now
         return Complete(op, WriteThroughBounce(offset, {op->data + op->done, length}));
       }
       break;
@@ -113,10 +113,6 @@ void FileEndpoint::StartRead(uint64_t offset, std::span<std::byte> buffer, uint6
 void FileEndpoint::StartWrite(uint64_t offset, std::span<const std::byte> data, uint64_t tag) {
   if (!uring_) return Endpoint::StartWrite(offset, data, tag);
   if (data.size() < info_.inline_writes_below) return Endpoint::StartWrite(offset, data, tag);
-  // What direct I/O cannot take as it is goes through the bounce buffer now.
-  if (direct_fd_.valid() && !DirectAligned(offset, data.size(), data.data())) {
-    return Endpoint::StartWrite(offset, data, tag);
-  }
   // The ring only reads from this buffer.
   Queue(
       NewOp(AsyncOp::Kind::kWrite, offset, data.size(), const_cast<std::byte*>(data.data()), tag));

@@ -25,13 +25,13 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <string>
 
 #include "endpoints/local_endpoints.h"
+#include "endpoints/pwrite_all.h"
 
 namespace nbdcopy {
 
@@ -43,33 +43,26 @@ void FileEndpoint::EnableDirectWrites() {
   UniqueFd direct(open(self.c_str(), O_RDWR | O_DIRECT | O_CLOEXEC | O_NOCTTY));
   if (!direct.valid()) return;  // no O_DIRECT here (or no /proc): the page cache
   direct_fd_ = std::move(direct);
-  direct_alignment_ = std::max<uint32_t>(info_.min_block_size, 512);
   info_.direct_writes = true;
 }
 
 bool FileEndpoint::DirectAligned(uint64_t offset, uint64_t length, const void* data) const {
-  const uint64_t mask = direct_alignment_ - 1;
+  const uint64_t mask = info_.min_block_size - 1;  // a power of 2
   return ((offset | length | reinterpret_cast<uintptr_t>(data)) & mask) == 0;
 }
 
 Status FileEndpoint::WriteDirect(uint64_t offset, std::span<const std::byte> data) {
-  size_t done = 0;
-  while (done < data.size()) {
-    std::span<const std::byte> rest = data.subspan(done);
-    if (!DirectAligned(offset + done, rest.size(), rest.data())) {
-      return WriteThroughBounce(offset + done, rest);
-    }
-    ssize_t n = pwrite(direct_fd_.get(), rest.data(), rest.size(), offset + done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return IoError(name_, "write", offset, data.size(), std::strerror(errno));
-    if (n == 0) return IoError(name_, "write", offset, data.size(), std::strerror(ENOSPC));
-    done += static_cast<size_t>(n);
+  if (!DirectAligned(offset, data.size(), data.data())) return WriteThroughBounce(offset, data);
+  // (A direct write to a block device transfers whole sectors, so what a
+  // short one leaves stays aligned.)
+  if (int error = PwriteAll(direct_fd_.get(), data, offset); error != 0) {
+    return IoError(name_, "write", offset, data.size(), std::strerror(error));
   }
   return Status::Ok();
 }
 
 Status FileEndpoint::WriteThroughBounce(uint64_t offset, std::span<const std::byte> data) {
-  const uint64_t alignment = direct_alignment_;
+  const uint64_t alignment = info_.min_block_size;
   const uint64_t start = offset / alignment * alignment;
   const uint64_t end = (offset + data.size() + alignment - 1) / alignment * alignment;
   if (info_.size && end > *info_.size) {  // a device's size is whole sectors
@@ -107,14 +100,8 @@ Status FileEndpoint::WriteThroughBounce(uint64_t offset, std::span<const std::by
     if (Status status = read_sector(end - alignment); !status.ok()) return status;
   }
   std::memcpy(bounce.get() + (offset - start), data.data(), data.size());
-  size_t done = 0;
-  while (done < end - start) {
-    ssize_t n = pwrite(direct_fd_.get(), bounce.get() + done, end - start - done,
-                       static_cast<off_t>(start + done));
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return IoError(name_, "write", offset, data.size(), std::strerror(errno));
-    if (n == 0) return IoError(name_, "write", offset, data.size(), std::strerror(ENOSPC));
-    done += static_cast<size_t>(n);
+  if (int error = PwriteAll(direct_fd_.get(), {bounce.get(), end - start}, start); error != 0) {
+    return IoError(name_, "write", offset, data.size(), std::strerror(error));
   }
   return Status::Ok();
 }

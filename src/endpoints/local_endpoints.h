@@ -93,8 +93,9 @@ class FileEndpoint : public Endpoint {
   bool punch_hole_works_ = true;
   bool zero_range_works_ = true;
   bool block_zero_out_works_ = true;
-  UniqueFd direct_fd_;  // O_DIRECT, for writes; invalid: writes use fd_
-  uint32_t direct_alignment_ = 0;
+  // O_DIRECT, for writes, aligned to info_.min_block_size (the logical
+  // sector); invalid: writes use fd_.
+  UniqueFd direct_fd_;
 
   std::unique_ptr<Uring> uring_;  // null: synchronous I/O
   bool uring_failed_ = false;     // a submission failed: every later op fails
