@@ -37,17 +37,27 @@ for ((p = 0; p < parts; p++)); do
         -o "$T/soak$p.tsv" >"$T/soak$p.md" 2>"$T/soak$p.err" &
     pids+=($!)
 done
+short=()
 for p in "${!pids[@]}"; do
-    wait "${pids[p]}" || rc=$?
+    prc=0
+    wait "${pids[p]}" || prc=$?
+    ((prc == 0)) || rc=$prc
     cat "$T/soak$p.md" >&2
-    [[ -s $T/soak$p.tsv ]] || { tail -n 20 "$T/soak$p.err" >&2; fail "soak $p wrote no results (exit status $rc)"; }
+    [[ -s $T/soak$p.tsv ]] || { tail -n 20 "$T/soak$p.err" >&2; fail "soak $p wrote no results (exit status $prc)"; }
+    # A soak that stopped early says why in its own log (its ERR trap's
+    # "error: line N"), not in the last soak's.
+    if (($(wc -l <"$T/soak$p.tsv") - 1 != per)); then
+        msg "soak $p (exit status $prc) ran $(($(wc -l <"$T/soak$p.tsv") - 1)) copies of $per; its log ends:"
+        tail -n 20 "$T/soak$p.err" | sed 's/^/    /' >&2
+        short+=("$p")
+    fi
 done
 head -n 1 "$T/soak0.tsv" >"$T/soak.tsv"
 for ((p = 0; p < parts; p++)); do tail -n +2 "$T/soak$p.tsv"; done |
     awk -F'\t' -v OFS='\t' '{ $1 = NR; print }' >>"$T/soak.tsv"
 cat "$T"/soak?.err >"$T/soak.err"
 copies=$(($(wc -l <"$T/soak.tsv") - 1))
-[[ $copies -eq 20 ]] || { tail -n 20 "$T/soak.err" >&2; fail "the soak ran $copies copies of 20 (exit status $rc)"; }
+[[ $copies -eq 20 ]] || fail "the soak ran $copies copies of 20 (soaks that stopped early: ${short[*]}, logs above)"
 
 # Column 3 is the outcome.
 bad=$(awk -F'\t' 'NR > 1 && $3 != "correct" && $3 != "server-crash"' "$T/soak.tsv")
