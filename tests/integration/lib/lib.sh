@@ -13,6 +13,16 @@ set -euo pipefail
 
 NBDCOPY=${NBDCOPY:-nbdcopy}
 TEST_NAME=$(basename "$0" .sh)
+
+# A command that stops the test through set -e says where, as fail does;
+# without this the test ends with no message at all.  Only where set -e is
+# on, and only in the test's own shell: inside $(...) a failed command is
+# no exit, and the clean-ups run with set +e.
+set -o errtrace
+trap '_lib_err_status=$? _lib_err_line=$LINENO
+    if [[ $- == *e* ]] && ((BASH_SUBSHELL == 0)); then
+        echo "[$TEST_NAME] FAIL: set -e: status $_lib_err_status of \"$BASH_COMMAND\" at ${BASH_SOURCE[0]##*/}:$_lib_err_line${FUNCNAME:+ (in ${FUNCNAME[*]})}" >&2
+    fi' ERR
 # The directory of this file and the other helpers (an absolute path).
 TEST_LIB=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
@@ -294,7 +304,10 @@ _forget_pid() {
 # _stop_pid SIGNAL TARGET PID: send SIGNAL to TARGET (PID, or -PID for its
 # process group), wait (5 s at most) until PID is gone, and forget it.
 _stop_pid() {
-    _ours "$3" && kill -"$1" -- "$2" 2>/dev/null
+    # (The process may end between _ours and kill, of the SIGKILL a test
+    # just sent it: a kill that finds it gone is no error, and under set -e
+    # it would end the test without a word.)
+    if _ours "$3"; then kill -"$1" -- "$2" 2>/dev/null || true; fi
     _wait_ready "" _gone "$3" || true
     wait "$3" 2>/dev/null || true
     _forget_pid "$3"

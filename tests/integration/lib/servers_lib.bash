@@ -370,7 +370,7 @@ _server_at_exit() {
     _server_get kind "$1" kind
     [[ $kind == nbd-server && -s $T/$1.pid ]] || return 0
     read -r pid <"$T/$1.pid" || [[ -n $pid ]]
-    _ours "$pid" && kill -9 -- "-$pid" 2>/dev/null
+    if _ours "$pid"; then kill -9 -- "-$pid" 2>/dev/null || true; fi
     return 0
 }
 
