@@ -416,6 +416,13 @@ run_once() {
     : >"$C/run$n.start"  # FILE newer than this: the run made a checkpoint
     local err=$C/run$n.err out=$C/run$n.out prog=$C/run$n.progress json=$C/run$n.json
     local hung=0 killed=0 loops=0
+    # Made here, not by the background job's redirections: a kill drawn a
+    # few ms after the start can land, on a loaded machine, before the
+    # forked shell has opened them (or exec'd nbdcopy), and the run is
+    # then a killed run with nothing to say, not a missing file.
+    : >"$err"
+    : >"$out"
+    : >"$prog"
     if ((${#restarts[@]} > 0)); then restart=${restarts[0]}; fi
     need=() run_excused=0 server_died=0 RUN_REFUSING=0 RUN_TLS_FIN=0
     local since=0 spx0=0 dpx0=0
