@@ -72,7 +72,7 @@ bounded() {
     done
     RC=0
     if _alive "$pid"; then
-        kill -9 "$pid" 2>/dev/null
+        kill -9 "$pid" 2>/dev/null || true
         wait "$pid" 2>/dev/null || true
         RC=hung
         return 0

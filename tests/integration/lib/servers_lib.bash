@@ -195,7 +195,7 @@ server_uri_v() {
 # server_pid NAME: the pid of server NAME (nbd-server: its daemon, the
 # leader of its process group).
 server_pid() {
-    local pid
+    local pid=
     server_pid_v pid "$1"
     echo "$pid"
 }
@@ -209,7 +209,7 @@ server_pid_v() { # VAR NAME: VAR=$(server_pid NAME), no $(...)
 # (a TCP server whose port someone else took meanwhile); fails the test
 # for any other failure to start.
 _server_launch() {
-    local name=$1 kind transport file mode addr args=() pid threads
+    local name=$1 kind transport file mode addr args=() pid= threads
     _server_get kind "$name" kind
     _server_get transport "$name" transport
     _server_get file "$name" file
@@ -366,7 +366,7 @@ start_server() {
 # At exit: nbd-server's connection processes go with their group (lib.sh
 # stops the daemon itself with SIGTERM).
 _server_at_exit() {
-    local kind pid
+    local kind pid=
     _server_get kind "$1" kind
     [[ $kind == nbd-server && -s $T/$1.pid ]] || return 0
     read -r pid <"$T/$1.pid" || [[ -n $pid ]]
@@ -377,7 +377,7 @@ _server_at_exit() {
 # kill_server NAME: SIGKILL server NAME (all of it) and wait until it is
 # gone: a crash, nothing flushed, its connections reset by the kernel.
 kill_server() {
-    local pid kind
+    local pid= kind
     server_pid_v pid "$1"
     _server_get kind "$1" kind
     msg "SIGKILL $kind $1 (pid $pid)"
@@ -392,7 +392,7 @@ kill_server() {
 freeze_server() { _server_signal "$1" STOP; }
 thaw_server() { _server_signal "$1" CONT; }
 _server_signal() {
-    local target kind
+    local target= kind
     server_pid_v target "$1"
     _server_get kind "$1" kind
     [[ $kind == nbd-server ]] && target=-$target
@@ -420,7 +420,7 @@ restart_server() {
 
 # server_alive NAME: exit status 0 while server NAME runs.
 server_alive() {
-    local pid
+    local pid=
     [[ -s $T/$1.pid ]] && { read -r pid <"$T/$1.pid" || [[ -n $pid ]]; } && _alive "$pid"
 }
 
