@@ -46,8 +46,9 @@ for p in "${!pids[@]}"; do
     [[ -s $T/soak$p.tsv ]] || { tail -n 20 "$T/soak$p.err" >&2; fail "soak $p wrote no results (exit status $prc)"; }
     # A soak that stopped early says why in its own log (its ERR trap's
     # "error: line N"), not in the last soak's.
-    if (($(wc -l <"$T/soak$p.tsv") - 1 != per)); then
-        msg "soak $p (exit status $prc) ran $(($(wc -l <"$T/soak$p.tsv") - 1)) copies of $per; its log ends:"
+    ran=$(($(wc -l <"$T/soak$p.tsv") - 1))
+    if ((ran != per)); then
+        msg "soak $p (exit status $prc) ran $ran copies of $per; its log ends:"
         tail -n 20 "$T/soak$p.err" | sed 's/^/    /' >&2
         short+=("$p")
     fi

@@ -56,9 +56,17 @@ nap() { read -rt "$1" -u "$NAP_FD" _ || true; }
 # the program and not the default action: a slow start (a sanitizer build on
 # a loaded machine) can take more than a second to get there.
 wait_handles_signal() {
-    local pid=$1 bit=$(($2 - 1)) mask i
+    local pid=$1 bit=$(($2 - 1)) key mask i
     for ((i = 0; i < 600; i++)); do
-        mask=$(sed -n 's/^SigCgt:[[:space:]]*//p' "/proc/$pid/status" 2>/dev/null) || return 0
+        mask=
+        # Still this shell's fork, not yet the program (whose handlers these
+        # are not: lib.sh traps TERM): wait for the exec.
+        if [[ /proc/$pid/exe -ef /proc/$$/exe ]]; then nap 0.05; continue; fi
+        # (read, not sed: no fork 20 times a second)
+        while read -r key mask; do
+            [[ $key == SigCgt: ]] && break
+            mask=
+        done 2>/dev/null <"/proc/$pid/status" || true
         [[ -n $mask ]] || return 0   # gone: the caller's wait says how it ended
         (((16#$mask >> bit) & 1)) && return 0
         nap 0.05
