@@ -7,6 +7,7 @@ set(unit_feature_suites
   retry ExportChangeTest -
   incremental IncrementalCopyTest SummarizeDirtyTest RangeListTest RangesRunTest TextLexerTest -
   blkhash BlkhashTest SequentialBlkhashTest -
+  checksum OrderedChecksumTest CopyBooksChecksumTest -
   progress ProgressTest RenderTest FormatTest -
   option OptionChecksTest OptionsTest OptionTableTest LongOptionNamesTest HelpTextTest ParseNumberTest ParseSizeTest FormatSizeTest
          QuotedTest RateLimiterTest -

@@ -23,8 +23,12 @@ int CancelSignal();
 // What an engine returns when it stopped early because of a cancel.
 Status CancelledStatus();
 
+// A copy that ended with a digest other than the one expected.
+inline constexpr int kExitDigestMismatch = 3;
+
 // The exit status for a run that ended with `status`: 0 on success,
-// 128 + signal after a cancel (130 SIGINT, 143 SIGTERM, 129 SIGHUP), else 1.
+// 128 + signal after a cancel (130 SIGINT, 143 SIGTERM, 129 SIGHUP),
+// kExitDigestMismatch for Status::DigestMismatch, else 1.
 int ExitStatusFor(const Status& status);
 
 // Installs the handlers: SIGINT, SIGTERM and SIGHUP call RequestCancel (a

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "nbdcopy/blkhash_spec.h"
+#include "nbdcopy/checksum_spec.h"
 #include "nbdcopy/status.h"
 
 namespace nbdcopy {
@@ -40,7 +41,11 @@ struct Options {
   bool verbose = false;
   std::optional<BlkhashSpec> blkhash;
   std::optional<std::string> blkhash_file;
-  bool verify = false;                   // read the destination back and compare blkhash digests
+  // --checksum[=ALGO[:HEX]]: the plain digest of the source (sha256sum's),
+  // and the one it must have; --checksum-file=FILE: where it is written.
+  std::optional<ChecksumSpec> checksum;
+  std::optional<std::string> checksum_file;
+  bool verify = false;                   // read the destination back and compare its digests
   bool json = false;                     // --json[=FILE]: a JSON report of the run at the end
   std::optional<std::string> json_file;  // where it goes; unset: stdout
   // --dirty-bitmap=NAME: incremental copy of the ranges the source's
@@ -71,11 +76,17 @@ struct Options {
   std::vector<std::string> destination;
 };
 
-// The blkhash settings the copy must compute: --blkhash's, or the defaults
-// when only --verify asks for a comparison; nullopt when nothing is hashed.
-inline std::optional<BlkhashSpec> ChecksumSpec(const Options& options) {
-  if (options.blkhash || !options.verify) return options.blkhash;
+// The blkhash the copy must compute: --blkhash's, or the default one when
+// --verify has no other digest to compare (no --checksum); nullopt: none.
+inline std::optional<BlkhashSpec> BlkhashToCompute(const Options& options) {
+  if (options.blkhash || !options.verify || options.checksum) return options.blkhash;
   return BlkhashSpec();
+}
+
+// The copy reads and hashes every byte of the source (a digest asked for,
+// or --verify's).
+inline bool HashesSource(const Options& options) {
+  return BlkhashToCompute(options).has_value() || options.checksum.has_value();
 }
 
 enum class Action { kCopy, kHelp, kVersion, kLongOptions, kShortOptions };

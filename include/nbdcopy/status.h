@@ -17,8 +17,16 @@ class [[nodiscard]] Status {
   static Status Error(std::string message) { return Status(std::move(message)); }
   // "<what>: <strerror(error_number)>".
   static Status FromErrno(const std::string& what, int error_number);
+  // The copy ended, but its digest is not the one expected
+  // (--checksum=ALGO:HEX): an exit status of its own (kExitDigestMismatch).
+  static Status DigestMismatch(std::string message) {
+    Status status(std::move(message));
+    status.digest_mismatch_ = true;
+    return status;
+  }
 
   bool ok() const { return !failed_; }
+  bool digest_mismatch() const { return digest_mismatch_; }
   const std::string& message() const { return message_; }
 
   // Returns a copy whose message is "<prefix>: <message>".
@@ -28,6 +36,7 @@ class [[nodiscard]] Status {
   explicit Status(std::string message) : failed_(true), message_(std::move(message)) {}
 
   bool failed_ = false;
+  bool digest_mismatch_ = false;
   std::string message_;
 };
 

@@ -64,7 +64,8 @@ Status CancelledStatus() { return Status::Error("interrupted"); }
 int ExitStatusFor(const Status& status) {
   if (status.ok()) return 0;
   int signal_number = CancelSignal();
-  return signal_number != 0 ? kExitSignalBase + signal_number : kExitFailure;
+  if (signal_number != 0) return kExitSignalBase + signal_number;
+  return status.digest_mismatch() ? kExitDigestMismatch : kExitFailure;
 }
 
 Status InstallCancelHandlers() {

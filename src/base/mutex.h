@@ -4,6 +4,7 @@
 #ifndef NBDCOPY_BASE_MUTEX_H_
 #define NBDCOPY_BASE_MUTEX_H_
 
+#include <condition_variable>
 #include <mutex>
 
 #include "base/thread_annotations.h"
@@ -16,7 +17,25 @@ class CAPABILITY("mutex") Mutex {
   void Unlock() RELEASE() { mutex_.unlock(); }
 
  private:
+  friend class CondVar;
   std::mutex mutex_;
+};
+
+// A condition variable for a Mutex: Wait() is called with the mutex held
+// and returns with it held, as the analysis sees it.
+class CondVar {
+ public:
+  // Releases mutex while it waits; spurious wake-ups happen: loop on the
+  // condition.
+  void Wait(Mutex& mutex) REQUIRES(mutex) {
+    std::unique_lock<std::mutex> lock(mutex.mutex_, std::adopt_lock);
+    changed_.wait(lock);
+    lock.release();  // still held: the caller's MutexLock unlocks it
+  }
+  void NotifyAll() { changed_.notify_all(); }
+
+ private:
+  std::condition_variable changed_;
 };
 
 class SCOPED_CAPABILITY MutexLock {

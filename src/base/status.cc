@@ -10,7 +10,9 @@ Status Status::FromErrno(const std::string& what, int error_number) {
 
 Status Status::WithPrefix(const std::string& prefix) const {
   if (ok()) return *this;
-  return Status(prefix + ": " + message_);
+  Status prefixed(prefix + ": " + message_);
+  prefixed.digest_mismatch_ = digest_mismatch_;
+  return prefixed;
 }
 
 }  // namespace nbdcopy

@@ -13,8 +13,8 @@ namespace {
 // --help's section titles, in HelpGroup's order. The actions get none, so
 // CLI11 leaves them out of the sections (--help names them on one line).
 std::string GroupName(HelpGroup group) {
-  static constexpr std::array<const char*, 5> kTitles = {"Copy", "Performance", "Checksums",
-                                                         "Output", ""};
+  static constexpr std::array<const char*, 5> kTitles = {
+      "Copy", "Performance", "Checksums (ALGO: md5, sha1, sha256 or sha512)", "Output", ""};
   return kTitles[static_cast<size_t>(group)];
 }
 

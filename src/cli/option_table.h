@@ -34,6 +34,8 @@ enum class OptionId {
   kSynchronous,
   kBlkhash,
   kBlkhashFile,
+  kChecksum,
+  kChecksumFile,
   kVerify,
   kProgress,
   kJson,

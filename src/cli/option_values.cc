@@ -1,6 +1,9 @@
 #include "cli/option_values.h"
 
+#include <fmt/format.h>
+
 #include <bit>
+#include <cctype>
 #include <climits>
 #include <string_view>
 
@@ -80,6 +83,30 @@ Result<BlkhashSpec> ParseBlkhash(const std::string& text) {
     return Status::Error("--blkhash: block size must be at most 32M: " + Quoted(size_text));
   }
   spec.block_size = *size;
+  return spec;
+}
+
+// ALGO or ALGO:HEX (KubeVirt CDI's form), either case; the digest kept lowercase.
+Result<ChecksumSpec> ParseChecksum(const std::string& text) {
+  auto lower = [](std::string word) {
+    for (char& c : word) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return word;
+  };
+  ChecksumSpec spec;
+  const size_t colon = text.find(':');
+  spec.algorithm = lower(text.substr(0, colon));
+  if (!IsChecksumAlgorithm(spec.algorithm)) {
+    return Status::Error("--checksum: unknown algorithm " + Quoted(text.substr(0, colon)) +
+                         " (expected md5, sha1, sha256 or sha512)");
+  }
+  if (colon == std::string::npos) return spec;
+  const std::string hex = text.substr(colon + 1);
+  const size_t digits = ChecksumHexLength(spec.algorithm);
+  if (hex.size() != digits || hex.find_first_not_of("0123456789abcdefABCDEF") != std::string::npos) {
+    return Status::Error(fmt::format("--checksum: {} digests are {} hex digits, not {}",
+                                     spec.algorithm, digits, Quoted(hex)));
+  }
+  spec.expected = lower(hex);
   return spec;
 }
 
@@ -163,6 +190,16 @@ Status ApplyOption(const OptionSpec& spec, const std::optional<std::string>& giv
   switch (spec.id) {
     case OptionId::kBlkhashFile:
       options.blkhash_file = value;
+      return Status::Ok();
+    case OptionId::kChecksum: {
+      Result<ChecksumSpec> checksum = given ? ParseChecksum(value) : ChecksumSpec();
+      if (!checksum.ok()) return checksum.status();
+      options.checksum = *checksum;
+      return Status::Ok();
+    }
+    case OptionId::kChecksumFile:
+      if (value.empty()) return Status::Error("--checksum-file: needs a file name");
+      options.checksum_file = value;
       return Status::Ok();
     case OptionId::kDirtyBitmap:
       options.dirty_bitmap = value;

@@ -7,13 +7,20 @@
 namespace nbdcopy {
 
 CopyBooks::CopyBooks(const CopyPlan& plan, ProgressSink& progress, Blkhash* blkhash,
-                     SequentialBlkhash* sequential, Checkpointer* checkpointer)
+                     SequentialBlkhash* sequential, Checkpointer* checkpointer,
+                     OrderedChecksum* checksum)
     : plan_(plan),
       progress_(progress),
       blkhash_(blkhash),
       sequential_(sequential),
-      checkpointer_(checkpointer) {
+      checkpointer_(checkpointer),
+      checksum_(checksum) {
   if (plan.rate > 0) rate_.emplace(plan.rate);
+}
+
+void CopyBooks::StopCounting() {
+  counting_.store(false, std::memory_order_relaxed);
+  if (checksum_ != nullptr) checksum_->Abandon();
 }
 
 Status CannotCopyAgain(const Endpoint& destination) {
@@ -42,7 +49,10 @@ Status CopyBooks::EndRound(Endpoint& destination, WorkMap* map, bool stopped, bo
 }
 
 Bookkeeper::Bookkeeper(CopyBooks& books, const Endpoint& destination, bool opened_mid_copy)
-    : books_(books), vouches_(!opened_mid_copy), seen_reconnections_(destination.reconnections()) {}
+    : books_(books),
+      returns_(books.checksum_ != nullptr ? std::make_unique<OrderedChecksum::Returns>() : nullptr),
+      vouches_(!opened_mid_copy),
+      seen_reconnections_(destination.reconnections()) {}
 
 Bookkeeper::Clock::duration Bookkeeper::ReadWait(uint64_t length) {
   return books_.rate_ ? books_.rate_->TryAcquire(length) : Clock::duration::zero();
@@ -63,9 +73,24 @@ void Bookkeeper::Read(const Piece& piece, uint64_t offset, std::span<const std::
   } else if (books_.sequential_ != nullptr) {
     books_.sequential_->Data(data);
   }
+  if (books_.checksum_ != nullptr) books_.checksum_->AddData(offset, data, nullptr, 0);
+}
+
+bool Bookkeeper::ReadKept(const Piece& piece, uint64_t offset, std::span<const std::byte> data,
+                          uint64_t tag) {
+  if (piece.kind == PieceKind::kCopyAgain) return false;
+  if (books_.blkhash_ != nullptr) {
+    books_.blkhash_->AddData(offset / books_.blkhash_->block_size(), data);
+  } else if (books_.sequential_ != nullptr) {
+    books_.sequential_->Data(data);
+  }
+  if (books_.checksum_ == nullptr) return false;
+  books_.checksum_->AddData(offset, data, returns_.get(), tag);
+  return true;
 }
 
 void Bookkeeper::Zeroes(const Piece& piece) {
+  if (books_.checksum_ != nullptr) books_.checksum_->AddZeroes(piece.offset, piece.length);
   if (books_.sequential_ != nullptr) books_.sequential_->Zeroes(piece.length);
   if (books_.blkhash_ == nullptr) return;
   Blkhash& hash = *books_.blkhash_;
@@ -105,6 +130,9 @@ void Bookkeeper::Tell() {
 }
 
 Status Bookkeeper::Between(Endpoint& destination, WorkMap& map, bool stopping, bool* again) {
+  // A stopping copy (a failure, a signal) leaves gaps the checksum would
+  // wait for: it gives the buffers it holds back.
+  if (stopping && books_.checksum_ != nullptr) books_.checksum_->Abandon();
   Checkpointer* checkpointer = books_.checkpointer_;
   if (checkpointer == nullptr) return Status::Ok();
   auto copy_again = [&] {

@@ -16,13 +16,16 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
+#include <vector>
 
 #include "engine/checkpointer.h"
 #include "engine/progress_sink.h"
 #include "engine/rate_limiter.h"
 #include "hash/blkhash.h"
+#include "hash/ordered_checksum.h"
 #include "nbdcopy/endpoint.h"
 #include "plan/copy_plan.h"
 #include "plan/piece.h"
@@ -37,16 +40,20 @@ namespace nbdcopy {
 // Thread safety: every method may be called from any loop's thread.
 class CopyBooks {
  public:
-  // blkhash: nullptr, or the checksum, fed by block index in any order
-  // (the parallel engine); sequential: nullptr, or the checksum fed in
-  // image order (the synchronous engine). checkpointer: nullptr, or what
+  // blkhash: nullptr, or the blkhash, fed by block index in any order
+  // (the parallel engine); sequential: nullptr, or the blkhash fed in
+  // image order (the synchronous engine). checksum: nullptr, or the plain
+  // digest (--checksum), which keeps a loop's read buffers until it has
+  // hashed them (Bookkeeper::ReadKept). checkpointer: nullptr, or what
   // records the done ranges. All must outlive the books.
   CopyBooks(const CopyPlan& plan, ProgressSink& progress, Blkhash* blkhash,
-            SequentialBlkhash* sequential, Checkpointer* checkpointer);
+            SequentialBlkhash* sequential, Checkpointer* checkpointer,
+            OrderedChecksum* checksum = nullptr);
 
   // The copy failed: progress counts nothing more (no 100 % for it), but
-  // ranges done still become durable at the last checkpoint.
-  void StopCounting() { counting_.store(false, std::memory_order_relaxed); }
+  // ranges done still become durable at the last checkpoint; the checksum
+  // gives back every buffer it holds.
+  void StopCounting();
 
   // The end of a round of the loops (all have ended): with a checkpointer,
   // the last checkpoint, which is also the flush, and into `map` what a
@@ -65,6 +72,7 @@ class CopyBooks {
   Blkhash* const blkhash_;
   SequentialBlkhash* const sequential_;
   Checkpointer* const checkpointer_;
+  OrderedChecksum* const checksum_;
   std::optional<RateLimiter> rate_;  // --rate
   std::atomic<bool> counting_{true};
 };
@@ -96,9 +104,21 @@ class Bookkeeper {
   // epoch (a piece that started before a restart is copied again).
   uint64_t Started() const;
 
-  // `data` of `piece`, read at offset: into the checksum (a piece copied
-  // again was hashed the first time).
+  // `data` of `piece`, read at offset: into the checksums (a piece copied
+  // again was hashed the first time), hashed before this returns.
   void Read(const Piece& piece, uint64_t offset, std::span<const std::byte> data);
+  // As Read, for a loop that goes on meanwhile: true when the books keep
+  // `data` (the plain checksum hashes it in image order, on its own
+  // thread) until TakeCompletions hands `tag` back; data must not change
+  // until then.
+  [[nodiscard]] bool ReadKept(const Piece& piece, uint64_t offset, std::span<const std::byte> data,
+                              uint64_t tag);
+  // What ReadKept kept and is done with: a descriptor to poll (readable
+  // when there is some; -1: never), and the completions (tags as given).
+  int poll_fd() const { return returns_ ? returns_->fd() : -1; }
+  void TakeCompletions(std::vector<Completion>* completions) {
+    if (returns_) returns_->Take(completions);
+  }
   // A piece that reads as zeroes (kZero, kHashAsZero): into the checksum.
   // REQUIRES piece.offset is a multiple of the checksum's block.
   void Zeroes(const Piece& piece);
@@ -130,6 +150,7 @@ class Bookkeeper {
   static constexpr uint64_t kMostGathered = 64ULL << 20;
 
   CopyBooks& books_;
+  std::unique_ptr<OrderedChecksum::Returns> returns_;  // with a checksum
   const bool vouches_;           // may make checkpoints (not opened mid-copy)
   uint64_t seen_reconnections_;  // of this loop's destination connection
   uint64_t gathered_offset_ = 0, gathered_length_ = 0, gathered_epoch_ = 0;

@@ -201,6 +201,7 @@ bool Worker::Collect(std::vector<Completion>* completions) {
   source_.TakeCompletions(completions);
   size_t reads = completions->size();
   destination_.TakeCompletions(completions);
+  books_.TakeCompletions(completions);  // buffers the checksum is done with
   if (completions->empty()) return false;
   for (size_t i = 0; i < completions->size(); ++i) {
     Completion& completion = (*completions)[i];
@@ -224,9 +225,10 @@ void Worker::OnReadDone(unsigned index) {
   if (shared_.failed()) slot.ok = false;  // its writes never start
   if (slot.ok) {
     std::span<const std::byte> data(slot.buffer, slot.piece.length);
-    books_.Read(slot.piece, slot.piece.offset, data);
+    // The checksum may keep the buffer a while: one more operation.
+    if (books_.ReadKept(slot.piece, slot.piece.offset, data, index)) ++slot.pending;
     if (slot.piece.kind == PieceKind::kHashOnly) {
-      Release(index);
+      if (slot.pending == 0) Release(index);
       return;
     }
     // Starting operations cannot fail here: their completions report.
@@ -272,8 +274,8 @@ void Worker::Release(unsigned index) {
 // Polls both endpoints' descriptors; the shortest of their timeouts bounds
 // the wait, and a timeout is news too (an endpoint may give up).
 void Worker::WaitForEvents() {
-  pollfd fds[2];
-  Endpoint* owners[2];
+  pollfd fds[3];
+  Endpoint* owners[3];
   nfds_t count = 0;
   int timeout_ms = -1;
   if (rate_wait_ != RateLimiter::Clock::duration::zero()) {  // --rate: ask again then
@@ -288,6 +290,10 @@ void Worker::WaitForEvents() {
     if (interest.timeout_ms >= 0 && (timeout_ms < 0 || interest.timeout_ms < timeout_ms)) {
       timeout_ms = interest.timeout_ms;
     }
+  }
+  if (int fd = books_.poll_fd(); fd >= 0) {  // the checksum gives buffers back
+    fds[count] = pollfd{fd, POLLIN, 0};
+    owners[count++] = nullptr;
   }
   if (count == 0 && timeout_ms >= 0 && requests_in_flight_ == 0) {
     poll(nullptr, 0, timeout_ms);  // only the cap to wait for
@@ -305,6 +311,7 @@ void Worker::WaitForEvents() {
     return;
   }
   for (nfds_t i = 0; i < count; ++i) {
+    if (owners[i] == nullptr) continue;  // the books': Collect takes them
     if (fds[i].revents != 0 || ready == 0) owners[i]->OnPollEvents(fds[i].revents);
   }
 }

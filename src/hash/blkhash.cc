@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <memory>
 
+#include "base/hex.h"
 #include "base/zero_detect.h"
 #include "hash/digest_library.h"
 
@@ -20,16 +21,6 @@ EVP_MD_CTX* ThreadContext(const DigestLibrary& evp) {
   thread_local std::unique_ptr<EVP_MD_CTX, ContextFree> context(evp.MD_CTX_new(),
                                                                 ContextFree{&evp});
   return context.get();
-}
-
-std::string Hex(const unsigned char* bytes, size_t size) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string text;
-  for (size_t i = 0; i < size; ++i) {
-    text += kDigits[bytes[i] >> 4];
-    text += kDigits[bytes[i] & 15];
-  }
-  return text;
 }
 
 }  // namespace
@@ -152,7 +143,7 @@ Result<std::string> Blkhash::Finish(uint64_t length) {
       evp_.DigestFinal_ex(outer_, result, &size) != 1) {
     return Status::Error("--blkhash: cannot finish the digest");
   }
-  return Hex(result, size);
+  return LowercaseHex(result, size);
 }
 
 void SequentialBlkhash::Data(std::span<const std::byte> data) {

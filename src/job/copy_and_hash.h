@@ -15,36 +15,53 @@
 #include "job/progress.h"
 #include "job/report.h"
 #include "nbdcopy/blkhash_spec.h"
+#include "nbdcopy/checksum_spec.h"
 #include "nbdcopy/endpoint.h"
 #include "nbdcopy/options.h"
 #include "plan/copy_plan.h"
 
 namespace nbdcopy {
 
-// Runs the right engine; returns the source's digest when hash_spec is
-// given ("" otherwise). *length receives the bytes copied (a stream's
-// length); *stats the engine's statistics, even after a failure.
+// The digests a copy computes of the image it reads: a blkhash
+// (--blkhash, or --verify's default), the plain checksum (--checksum).
+// Null: not computed.
+struct DigestSpecs {
+  const BlkhashSpec* blkhash = nullptr;
+  const ChecksumSpec* checksum = nullptr;
+  bool any() const { return blkhash != nullptr || checksum != nullptr; }
+};
+
+// Their values in lowercase hex ("" when not computed).
+struct Digests {
+  std::string blkhash;
+  std::string checksum;
+};
+
+// Runs the right engine; returns the source's digests that `specs` asks
+// for. *length receives the bytes copied (a stream's length); *stats the
+// engine's statistics, even after a failure.
 // checkpointer: as for ParallelCopy (may be null).
-[[nodiscard]] Result<std::string> CopyAndHash(const Options& options, const CopyPlan& plan,
-                                              Endpoint& source, Endpoint& destination,
-                                              Progress& progress, const BlkhashSpec* hash_spec,
-                                              uint64_t* length, CopyStats* stats,
-                                              Checkpointer* checkpointer = nullptr);
+[[nodiscard]] Result<Digests> CopyAndHash(const Options& options, const CopyPlan& plan,
+                                          Endpoint& source, Endpoint& destination,
+                                          Progress& progress, const DigestSpecs& specs,
+                                          uint64_t* length, CopyStats* stats,
+                                          Checkpointer* checkpointer = nullptr);
 
 // Reads the first `length` bytes of an endpoint (the destination, or the
 // source of an incremental copy) and hashes them. coverage (optional): what
 // to hash (a --ranges copy's unlisted ranges as zeroes without reading, so
 // that two images are compared in the listed ranges only).
-[[nodiscard]] Result<std::string> HashImage(const Options& options, const CopyPlan& copy_plan,
-                                            Endpoint& endpoint, uint64_t length,
-                                            const BlkhashSpec& spec,
-                                            std::shared_ptr<const Coverage> coverage = nullptr);
+[[nodiscard]] Result<Digests> HashImage(const Options& options, const CopyPlan& copy_plan,
+                                        Endpoint& endpoint, uint64_t length,
+                                        const DigestSpecs& specs,
+                                        std::shared_ptr<const Coverage> coverage = nullptr);
 
-// --verify: reads the destination back and compares its digest with the
-// source's (`digest`, hashed alike), recording both in *report.
+// --verify: reads the destination back and compares its digests with the
+// source's (`source_digests`, hashed alike), recording them in *report.
 [[nodiscard]] Status Verify(const Options& options, const CopyPlan& plan, Endpoint& destination,
-                            uint64_t length, const BlkhashSpec& spec, const std::string& digest,
-                            RunReport* report, std::shared_ptr<const Coverage> coverage = nullptr);
+                            uint64_t length, const DigestSpecs& specs,
+                            const Digests& source_digests, RunReport* report,
+                            std::shared_ptr<const Coverage> coverage = nullptr);
 
 }  // namespace nbdcopy
 

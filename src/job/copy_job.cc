@@ -19,6 +19,7 @@
 #include "hash/digest_library.h"
 #include "job/checkpoint_run.h"
 #include "job/copy_and_hash.h"
+#include "job/digest_output.h"
 #include "job/format_hint.h"
 #include "job/option_checks.h"
 #include "job/progress.h"
@@ -48,6 +49,7 @@ struct EndpointPair {
 // without it the run stops here, the destination untouched.
 Status LoadDigestsIfNeeded(const Options& options) {
   const char* user = options.blkhash      ? "--blkhash"
+                     : options.checksum   ? "--checksum"
                      : options.verify     ? "--verify"
                      : options.checkpoint ? "--checkpoint"
                                           : nullptr;
@@ -118,6 +120,7 @@ Result<EndpointPair> OpenEndpoints(const Options& options, RunReport* report,
   if (Status status = CheckOpenedDestination(options, **destination); !status.ok()) {
     return status;
   }
+  if (options.checksum) report->checksum_name = ChecksumName(*source_spec, *destination_spec);
   if (checkpoint) {
     // Another list is another copy.
     std::string settings = listed ? " ranges=" + RangesDigest(*listed) : "";
@@ -131,14 +134,15 @@ Result<EndpointPair> OpenEndpoints(const Options& options, RunReport* report,
 }
 
 // What the JSON report says of the plan.
-void RecordPlan(const CopyPlan& plan, const std::optional<BlkhashSpec>& hash_spec,
-                RunReport* report) {
+void RecordPlan(const CopyPlan& plan, const Options& options,
+                const std::optional<BlkhashSpec>& hash_spec, RunReport* report) {
   report->copy_started = true;
   report->synchronous = plan.synchronous;
   report->connections = plan.connections;
   report->request_size = plan.request_size;
   report->queue_size = plan.queue_size;
   report->blkhash = hash_spec;
+  report->checksum = options.checksum;
 }
 
 // --retry without --checkpoint: which ranges are durable, in memory, so
@@ -177,7 +181,7 @@ Result<PreparedCopy> PrepareCopy(const Options& options, EndpointPair& endpoints
   Endpoint& source = *endpoints.source;
   Endpoint& destination = *endpoints.destination;
   Result<CopyPlan> plan = MakeCopyPlan(options, source, destination,
-                                       CopyCoverage(options, endpoints, hash_spec.has_value()));
+                                       CopyCoverage(options, endpoints, HashesSource(options)));
   if (!plan.ok()) return plan.status();
   if (CancelRequested()) return CancelledStatus();  // before the destination is touched
   PreparedCopy prepared;
@@ -192,7 +196,7 @@ Result<PreparedCopy> PrepareCopy(const Options& options, EndpointPair& endpoints
     return status;
   }
   if (options.verbose) std::fputs(DescribeCopy(*plan, source, destination).c_str(), stderr);
-  RecordPlan(*plan, hash_spec, report);
+  RecordPlan(*plan, options, hash_spec, report);
   prepared.plan = std::move(plan).value();
   return prepared;
 }
@@ -208,25 +212,29 @@ std::shared_ptr<const Coverage> VerifyCoverage(const CopyPlan& plan) {
 }
 
 // After the copy: an incremental copy's source hashed whole for --verify
-// (or its listed ranges), the comparison, the digest written.
+// (or its listed ranges), the expected checksum, the comparison.
 Status CheckAndReport(const Options& options, const PreparedCopy& prepared, EndpointPair& endpoints,
-                      const std::optional<BlkhashSpec>& hash_spec, uint64_t length,
-                      Result<std::string> digest, RunReport* report) {
-  const bool incremental = options.incremental();
-  if (incremental) {
+                      const DigestSpecs& specs, uint64_t length, Result<Digests> digests,
+                      RunReport* report) {
+  if (options.incremental()) {
     if (options.verbose) PrintIncrementalStats(options, *report);
     length = *report->size;
     if (options.verify) {
-      digest = HashImage(options, prepared.plan, *endpoints.source, length, *hash_spec,
-                         VerifyCoverage(prepared.plan));
-      if (!digest.ok()) return digest.status().WithPrefix("--verify");
+      digests = HashImage(options, prepared.plan, *endpoints.source, length, specs,
+                          VerifyCoverage(prepared.plan));
+      if (!digests.ok()) return digests.status().WithPrefix("--verify");
     }
   }
   report->size = length;  // a stream's size is known now
-  if (hash_spec) report->digest = *digest;
+  if (specs.blkhash) report->digest = digests->blkhash;
+  if (specs.checksum) {
+    report->checksum_digest = digests->checksum;
+    Status status = CheckExpectedChecksum(*specs.checksum, digests->checksum, report->source);
+    if (!status.ok()) return status;
+  }
   if (options.verify) {
-    Status status = Verify(options, prepared.plan, *endpoints.destination, length, *hash_spec,
-                           *digest, report, VerifyCoverage(prepared.plan));
+    Status status = Verify(options, prepared.plan, *endpoints.destination, length, specs, *digests,
+                           report, VerifyCoverage(prepared.plan));
     if (!status.ok()) return status;
   }
   return Status::Ok();
@@ -241,7 +249,9 @@ Status Copy(const Options& options, std::optional<Progress>* progress, RunReport
   if (!endpoints.ok()) return endpoints.status();
   Endpoint& source = *endpoints->source;
   const bool incremental = options.incremental();
-  std::optional<BlkhashSpec> hash_spec = ChecksumSpec(options);
+  std::optional<BlkhashSpec> hash_spec = BlkhashToCompute(options);
+  const DigestSpecs specs{hash_spec ? &*hash_spec : nullptr,
+                          options.checksum ? &*options.checksum : nullptr};
   Result<PreparedCopy> prepared = PrepareCopy(options, *endpoints, hash_spec, report);
   if (!prepared.ok()) return prepared.status();
   CheckpointRun* checkpoint = endpoints->checkpoint.get();
@@ -265,26 +275,19 @@ Status Copy(const Options& options, std::optional<Progress>* progress, RunReport
   (*progress)->Start(already);
   uint64_t length = 0;
   // An incremental copy reads part of the source: --verify hashes it whole, later.
-  Result<std::string> digest =
+  Result<Digests> digests =
       CopyAndHash(options, prepared->plan, source, *endpoints->destination, **progress,
-                  hash_spec && !incremental ? &*hash_spec : nullptr, &length, &report->stats,
+                  incremental ? DigestSpecs{} : specs, &length, &report->stats,
                   prepared->checkpointer);
   if (prepared->checkpointer) report->checkpoints = prepared->checkpointer->checkpoints();
-  if (!digest.ok()) return digest.status();
+  if (!digests.ok()) return digests.status();
   if (checkpoint) {
     if (Status status = checkpoint->Finish(); !status.ok()) return status;
   }
-  Status checked =
-      CheckAndReport(options, *prepared, *endpoints, hash_spec, length, digest, report);
+  Status checked = CheckAndReport(options, *prepared, *endpoints, specs, length, digests, report);
   if (!checked.ok()) return checked;
   (*progress)->Finish();
-  // With the JSON report on stdout, the digest is in the report.
-  bool digest_in_report = options.json && !options.json_file && !options.blkhash_file;
-  if (options.blkhash && !digest_in_report) {
-    return WriteLine(options.blkhash_file ? "--blkhash-file" : "--blkhash", options.blkhash_file,
-                     *report->digest);
-  }
-  return Status::Ok();
+  return WriteDigests(options, *report);
 }
 
 std::string InterruptedMessage(uint64_t copied, std::optional<uint64_t> total) {

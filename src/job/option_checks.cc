@@ -66,6 +66,16 @@ Status CheckPlainOptions(const Options& options, const EndpointSpec& destination
         "--blkhash: the digest would be mixed into the data on stdout; "
         "use --blkhash-file");
   }
+  if (options.checksum_file && !options.checksum) {
+    return Status::Error("--checksum-file: needs --checksum");
+  }
+  // With an expected digest, the check is the answer: nothing to print.
+  if (options.checksum && !options.checksum->expected && !options.checksum_file &&
+      destination.kind == EndpointKind::kStdio) {
+    return Status::Error(
+        "--checksum: the digest would be mixed into the data on stdout; "
+        "use --checksum-file, or --checksum=ALGO:HEX to check it");
+  }
   if (options.verify &&
       (destination.kind == EndpointKind::kNull || destination.kind == EndpointKind::kStdio)) {
     return Status::Error("--verify: " + destination.text + " cannot be read back");
@@ -134,6 +144,13 @@ Status CheckIncrementalOptions(const Options& options, const EndpointSpec& sourc
         fmt::format("--blkhash: cannot be used with {} (the digest covers the whole source, an "
                     "incremental copy reads only the {} ranges; use --verify to check the result)",
                     Plain(options), options.dirty_bitmap ? "dirty" : "listed"));
+  }
+  if (options.checksum) {
+    return Status::Error(fmt::format(
+        "--checksum: cannot be used with {} (the digest covers the whole source, an incremental "
+        "copy reads only the {} ranges; use --verify to check the result, or nbdcopy --checksum "
+        "SOURCE null: for the source's digest)",
+        Plain(options), options.dirty_bitmap ? "dirty" : "listed"));
   }
   if (NamesStream(destination)) return StreamDestination(options, destination.text);
   struct stat st;

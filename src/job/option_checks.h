@@ -39,7 +39,7 @@ Status CheckOptions(const Options& options, const EndpointSpec& source,
 // REQUIRES options.dirty_bitmap or options.ranges. Refuses: both at once, a
 // source that is not an NBD server (--dirty-bitmap) or a stream (--ranges),
 // a stream destination, a local destination that does not exist,
-// --destination-is-zero and --blkhash.
+// --destination-is-zero, --blkhash and --checksum.
 Status CheckIncrementalOptions(const Options& options, const EndpointSpec& source,
                                const EndpointSpec& destination);
 

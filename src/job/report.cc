@@ -22,10 +22,27 @@ Json ChecksumJson(const RunReport& report) {
               {"digest", OrNull(report.digest)}};
 }
 
+// The plain checksum (--checksum): the expected digest and whether the
+// source's matched it (null: none expected, or not computed).
+Json PlainChecksumJson(const RunReport& report) {
+  if (!report.checksum) return nullptr;
+  const std::optional<std::string>& expected = report.checksum->expected;
+  Json match = expected && report.checksum_digest ? Json(*expected == *report.checksum_digest)
+                                                  : Json(nullptr);
+  return Json{{"algorithm", report.checksum->algorithm},
+              {"digest", OrNull(report.checksum_digest)},
+              {"expected", OrNull(expected)},
+              {"match", match}};
+}
+
 Json VerifyJson(const RunReport& report) {
-  if (!report.destination_digest) return nullptr;
-  return Json{{"match", report.digest == report.destination_digest},
-              {"destination_digest", *report.destination_digest}};
+  if (!report.destination_digest && !report.destination_checksum) return nullptr;
+  const bool match = (!report.destination_digest || report.digest == report.destination_digest) &&
+                     (!report.destination_checksum ||
+                      report.checksum_digest == report.destination_checksum);
+  return Json{{"match", match},
+              {"destination_digest", OrNull(report.destination_digest)},
+              {"destination_checksum", OrNull(report.destination_checksum)}};
 }
 
 Json DirtyJson(const RunReport& report) {
@@ -88,6 +105,7 @@ std::string RenderJson(const RunReport& report) {
       {"elapsed_seconds", report.elapsed_seconds},
       {"bytes_per_second", throughput},
       {"blkhash", ChecksumJson(report)},
+      {"checksum", PlainChecksumJson(report)},
       {"verify", VerifyJson(report)},
       {"dirty_bitmap", DirtyJson(report)},
       {"ranges", RangesJson(report)},

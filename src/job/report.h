@@ -32,6 +32,12 @@ struct RunReport {
   std::optional<BlkhashSpec> blkhash;             // the digest settings, when hashing
   std::optional<std::string> digest;              // the source's, when computed
   std::optional<std::string> destination_digest;  // --verify's read-back
+  std::optional<ChecksumSpec> checksum;            // --checksum's settings, when hashing
+  std::optional<std::string> checksum_digest;      // the source's, when computed
+  std::optional<std::string> destination_checksum;  // --verify's read-back
+  // The name --checksum's line gives: the destination when it is a regular
+  // file (`sha256sum -c` then checks the copy), else the source.
+  std::string checksum_name;
   std::optional<std::string> dirty_bitmap;        // --dirty-bitmap's NAME
   std::optional<DirtySummary> dirty;              // once measured
   std::optional<std::string> ranges_file;         // --ranges's FILE

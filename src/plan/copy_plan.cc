@@ -92,7 +92,7 @@ Result<FoldedRules> FoldBlockRules(const Options& options, const Endpoint& sourc
                                      rules.alignment));
   }
   // A blkhash block is hashed from one buffer: requests cover whole blocks.
-  if (auto hash = ChecksumSpec(options)) {
+  if (auto hash = BlkhashToCompute(options)) {
     if (hash->block_size > rules.max_request) {
       return Status::Error(
           fmt::format("--blkhash: block size {} is larger than {}'s maximum "
@@ -169,7 +169,7 @@ Result<CopyPlan> MakeCopyPlan(const Options& options, const Endpoint& source,
   // Clean ranges come with the extents: an incremental copy always asks.
   plan.use_extents = (options.extents || incremental) && src.can_extents;
   plan.zero_extents = options.extents;
-  plan.clone_data = !ChecksumSpec(options) && !options.allocated && !incremental;
+  plan.clone_data = !HashesSource(options) && !options.allocated && !incremental;
   plan.skip_costly_maps = plan.use_extents && plan.zero_extents && !incremental &&
                           plan.sparse_size > 0 && plan.sparse_size <= plan.coalesce_below &&
                           dst.efficient_zero;

@@ -190,6 +190,49 @@ TEST(OptionsTest, Blkhash) {
   EXPECT_FALSE(ParseOk({"--blkhash-file=x", "a", "b"}).blkhash.has_value());
 }
 
+TEST(OptionsTest, Checksum) {
+  std::optional<ChecksumSpec> bare = ParseOk({"--checksum", "a", "b"}).checksum;
+  ASSERT_TRUE(bare.has_value());
+  EXPECT_EQ(bare->algorithm, "sha256");
+  EXPECT_FALSE(bare->expected.has_value());
+  // A bare --checksum does not take the next word.
+  EXPECT_EQ(ParseOk({"--checksum", "md5", "b"}).source, Words{"md5"});
+  EXPECT_FALSE(ParseOk({"a", "b"}).checksum.has_value());
+
+  for (const char* algorithm : {"md5", "SHA1", "Sha256", "sha512"}) {
+    std::optional<ChecksumSpec> spec =
+        ParseOk({std::string("--checksum=") + algorithm, "a", "b"}).checksum;
+    ASSERT_TRUE(spec.has_value());
+    std::string lower(algorithm);
+    for (char& c : lower) c = static_cast<char>(std::tolower(c));
+    EXPECT_EQ(spec->algorithm, lower);
+  }
+  // CDI's ALGO:HEX, either case; kept lowercase.
+  const std::string hex = "9F86D081884C7D659A2FEAA0C55AD015A3BF4F1B2B0B822CD15D6C15B0F00A08";
+  std::optional<ChecksumSpec> expected =
+      ParseOk({"--checksum=SHA256:" + hex, "a", "b"}).checksum;
+  ASSERT_TRUE(expected.has_value());
+  EXPECT_EQ(expected->algorithm, "sha256");
+  EXPECT_EQ(expected->expected,
+            "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08");
+  EXPECT_EQ(ParseOk({"--checksum=md5:" + std::string(32, 'a'), "a", "b"}).checksum->expected,
+            std::string(32, 'a'));
+
+  EXPECT_EQ(ParseError({"--checksum=sha3", "a", "b"}),
+            "--checksum: unknown algorithm 'sha3' (expected md5, sha1, sha256 or sha512)");
+  EXPECT_EQ(ParseError({"--checksum=sha256:abc", "a", "b"}),
+            "--checksum: sha256 digests are 64 hex digits, not 'abc'");
+  EXPECT_EQ(ParseError({"--checksum=md5:" + std::string(32, 'g'), "a", "b"}),
+            "--checksum: md5 digests are 32 hex digits, not '" + std::string(32, 'g') + "'");
+  EXPECT_EQ(ParseError({"--checksum=sha1:", "a", "b"}),
+            "--checksum: sha1 digests are 40 hex digits, not ''");
+  EXPECT_EQ(ParseError({"--checksum=sha512:" + hex, "a", "b"}),
+            "--checksum: sha512 digests are 128 hex digits, not '" + hex + "'");
+
+  EXPECT_EQ(ParseOk({"--checksum-file=sum", "a", "b"}).checksum_file, "sum");
+  EXPECT_EQ(ParseOk({"--checksum-file", "sum", "a", "b"}).checksum_file, "sum");
+}
+
 TEST(OptionsTest, CombinedShortFlags) {
   Options options = ParseOk({"-vp", "a", "b"});
   EXPECT_TRUE(options.verbose);
@@ -380,7 +423,8 @@ TEST(OptionsTest, LongOptionsAbbreviatedAsGetoptLong) {
   EXPECT_FALSE(ParseOk({"--no-ex", "a", "b"}).extents);
   EXPECT_EQ(ParseOk({"--pro", "a", "b"}).progress, ProgressMode::kBar);
   EXPECT_EQ(ParseOk({"--pro=3", "a", "b"}).progress_fd, 3);
-  EXPECT_EQ(ParseOk({"--ch=cp", "a", "b"}).checkpoint, "cp");
+  EXPECT_EQ(ParseOk({"--checkp=cp", "a", "b"}).checkpoint, "cp");
+  EXPECT_EQ(ParseOk({"--checksum-f", "x", "--checksum", "a", "b"}).checksum_file, "x");
   EXPECT_EQ(ParseOk({"--blkhash-f", "x", "--blkhash", "a", "b"}).blkhash_file, "x");
   EXPECT_EQ(ParseAction({"--h"}), Action::kHelp);
   EXPECT_EQ(ParseAction({"--vers"}), Action::kVersion);

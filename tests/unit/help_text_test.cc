@@ -89,7 +89,8 @@ TEST(HelpTextTest, FitsOneScreen) {
 
 TEST(HelpTextTest, LongOptionsTextIsExact) {
   EXPECT_EQ(LongOptionsText(),
-            "--help\n--allocated\n--blkhash\n--blkhash-file\n--checkpoint\n--connections\n"
+            "--help\n--allocated\n--blkhash\n--blkhash-file\n--checkpoint\n--checksum\n"
+            "--checksum-file\n--connections\n"
             "--destination-is-zero\n--dirty-bitmap\n--flush\n--json\n--no-extents\n--progress\n--"
             "queue-size\n--ranges\n--ranges-type\n--rate\n"
             "--request-size\n--requests\n--retry\n--sparse\n--synchronous\n--target-is-zero\n"

@@ -112,7 +112,10 @@ TEST(LongOptionNamesTest, EveryPrefixOfEveryNameResolvesAsGetoptRules) {
 TEST(LongOptionNamesTest, UpstreamMeaningsWinOverOurOwnOptions) {
   EXPECT_EQ(MatchLongName(OptionTable(), "c").name, "connections");          // not --checkpoint
   EXPECT_EQ(MatchLongName(OptionTable(), "d").name, "destination-is-zero");  // not --dirty-bitmap
-  EXPECT_EQ(MatchLongName(OptionTable(), "ch").name, "checkpoint");
+  EXPECT_EQ(MatchLongName(OptionTable(), "checkp").name, "checkpoint");
+  EXPECT_EQ(MatchLongName(OptionTable(), "ch").spec, nullptr);  // --checkpoint or --checksum
+  EXPECT_EQ(MatchLongName(OptionTable(), "checksum").name, "checksum");  // exact wins
+  EXPECT_EQ(MatchLongName(OptionTable(), "checksum-").name, "checksum-file");
   EXPECT_EQ(MatchLongName(OptionTable(), "ta").name, "target-is-zero");
   EXPECT_EQ(MatchLongName(OptionTable(), "blkhash").name, "blkhash");  // exact wins
   EXPECT_EQ(MatchLongName(OptionTable(), "blkhash-").name, "blkhash-file");

@@ -82,9 +82,31 @@ TEST(ReportTest, ChecksumAndVerify) {
   Json json = Json::parse(RenderJson(report));
   EXPECT_EQ(json["blkhash"],
             Json::parse(R"({"algorithm":"sha256","block_size":65536,"digest":"abcd"})"));
-  EXPECT_EQ(json["verify"], Json::parse(R"({"match":true,"destination_digest":"abcd"})"));
+  EXPECT_EQ(json["verify"], Json::parse(R"({"match":true,"destination_digest":"abcd",
+                                             "destination_checksum":null})"));
+  EXPECT_EQ(json["checksum"], nullptr);
   report.destination_digest = "ef01";
   EXPECT_EQ(Json::parse(RenderJson(report))["verify"]["match"], false);
+}
+
+TEST(ReportTest, PlainChecksumExpectedAndVerified) {
+  RunReport report = Finished();
+  report.checksum = ChecksumSpec{"sha512", "aa"};
+  report.checksum_digest = "bb";
+  Json json = Json::parse(RenderJson(report));
+  EXPECT_EQ(json["checksum"], Json::parse(R"({"algorithm":"sha512","digest":"bb",
+                                              "expected":"aa","match":false})"));
+  EXPECT_EQ(json["verify"], nullptr);
+  report.checksum->expected = "bb";
+  report.destination_checksum = "bb";
+  json = Json::parse(RenderJson(report));
+  EXPECT_EQ(json["checksum"]["match"], true);
+  EXPECT_EQ(json["verify"], Json::parse(R"({"match":true,"destination_digest":null,
+                                             "destination_checksum":"bb"})"));
+  report.destination_checksum = "cc";
+  EXPECT_EQ(Json::parse(RenderJson(report))["verify"]["match"], false);
+  report.checksum->expected.reset();
+  EXPECT_EQ(Json::parse(RenderJson(report))["checksum"]["match"], nullptr);
 }
 
 TEST(ReportTest, FailureBeforeTheCopy) {
