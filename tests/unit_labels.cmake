@@ -4,7 +4,7 @@
 # a feature that feature's label.
 set(unit_feature_suites
   checkpoint CheckpointerTest CopyBooksTest CheckpointFileTest CheckpointFileIoTest CheckpointRunTest -
-  retry ExportChangeTest -
+  retry ExportChangeTest ConnectionStateTest -
   incremental IncrementalCopyTest SummarizeDirtyTest RangeListTest RangesRunTest TextLexerTest -
   blkhash BlkhashTest SequentialBlkhashTest -
   checksum OrderedChecksumTest CopyBooksChecksumTest -

@@ -1,5 +1,7 @@
 // Regular files and block devices: pread/pwrite, SEEK_DATA/SEEK_HOLE
 // extents, and fallocate/BLKZEROOUT for zeroes.
+#include "endpoints/file_endpoint.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/falloc.h>
@@ -10,7 +12,6 @@
 #include <algorithm>
 #include <cstring>
 
-#include "endpoints/local_endpoints.h"
 #include "endpoints/pwrite_all.h"
 
 namespace nbdcopy {

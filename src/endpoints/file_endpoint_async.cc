@@ -13,7 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "endpoints/local_endpoints.h"
+#include "endpoints/file_endpoint.h"
 
 namespace nbdcopy {
 

@@ -30,7 +30,7 @@
 #include <memory>
 #include <string>
 
-#include "endpoints/local_endpoints.h"
+#include "endpoints/file_endpoint.h"
 #include "endpoints/pwrite_all.h"
 
 namespace nbdcopy {

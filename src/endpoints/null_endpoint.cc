@@ -1,7 +1,7 @@
 // null: a destination that discards everything and zeroes instantly.
-#include <errno.h>
+#include "endpoints/null_endpoint.h"
 
-#include "endpoints/local_endpoints.h"
+#include <errno.h>
 
 namespace nbdcopy {
 

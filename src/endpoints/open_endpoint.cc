@@ -5,8 +5,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "endpoints/local_endpoints.h"
+#include "endpoints/file_endpoint.h"
 #include "endpoints/nbd/nbd_endpoint.h"
+#include "endpoints/null_endpoint.h"
+#include "endpoints/pipe_endpoint.h"
 
 namespace nbdcopy {
 

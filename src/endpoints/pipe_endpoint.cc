@@ -1,10 +1,11 @@
 // Streams (stdin/stdout, FIFOs, character devices): strictly sequential.
+#include "endpoints/pipe_endpoint.h"
+
 #include <errno.h>
 #include <unistd.h>
 
 #include <cstring>
 
-#include "endpoints/local_endpoints.h"
 #include "nbdcopy/cancel.h"
 
 namespace nbdcopy {

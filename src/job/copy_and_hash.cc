@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <optional>
 
-#include "endpoints/local_endpoints.h"
+#include "endpoints/null_endpoint.h"
 #include "endpoints/prefix_endpoint.h"
 #include "engine/parallel_copy.h"
 #include "engine/sync_copy.h"

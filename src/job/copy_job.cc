@@ -10,7 +10,6 @@
 
 #include "base/unique_fd.h"
 #include "endpoints/endpoint_spec.h"
-#include "endpoints/local_endpoints.h"
 #include "endpoints/open_endpoint.h"
 #include "endpoints/prefix_endpoint.h"
 #include "engine/parallel_copy.h"

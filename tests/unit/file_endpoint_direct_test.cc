@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "base/unique_fd.h"
-#include "endpoints/local_endpoints.h"
+#include "endpoints/file_endpoint.h"
 
 namespace nbdcopy {
 namespace {

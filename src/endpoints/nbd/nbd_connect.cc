@@ -98,17 +98,17 @@ Result<std::unique_ptr<NbdEndpoint>> NbdEndpoint::Connect(const EndpointSpec& sp
   Status status = endpoint->ConnectOnce();
   // Cut while it negotiated, the run's first connection is a dropped
   // connection like any other (--retry); refused, or answered, it fails.
-  const HandshakeFailure failure = endpoint->handshake_failure_;
-  if (!status.ok() && failure == HandshakeFailure::kCut && endpoint->MayReconnect()) {
+  const ConnectionState failure = endpoint->connection_.state();
+  if (!status.ok() && failure == ConnectionState::kCut && endpoint->MayReconnect()) {
     status = endpoint->Reconnect(status.message());
     if (!status.ok()) return status.WithPrefix(endpoint->name_);
   }
   if (!status.ok()) {
-    // (The other failures name the endpoint themselves.)
-    return failure == HandshakeFailure::kNone ? status : status.WithPrefix(endpoint->name_);
+    // (The failures outside the handshake name the endpoint themselves.)
+    const bool handshake = failure == ConnectionState::kCut || failure == ConnectionState::kRefused;
+    return handshake ? status.WithPrefix(endpoint->name_) : status;
   }
   endpoint->reference_ = std::make_shared<const EndpointInfo>(endpoint->info_);
-  endpoint->established_ = true;
   return endpoint;
 }
 
@@ -122,16 +122,20 @@ Result<std::unique_ptr<Endpoint>> NbdEndpoint::Connect() {
   // what --retry carries, as it does for a connection lost later.
   if (!status.ok() && other->MayReconnect()) status = other->Reconnect(status.message());
   if (!status.ok()) return status.WithPrefix(name_);
-  other->established_ = true;
   return std::unique_ptr<Endpoint>(std::move(other));
 }
 
 Status NbdEndpoint::ConnectOnce() {
-  handshake_failure_ = HandshakeFailure::kNone;
+  connection_.Apply(ConnectionEvent::kAttempt);
+  // A failure outside the handshake (it names the endpoint itself).
+  auto unusable = [this](Status status) {
+    connection_.Apply(ConnectionEvent::kUnusable);
+    return status;
+  };
   Result<NbdHandle> handle = CreateHandle(name_, role_, settings_.debug, dirty_context_);
-  if (!handle.ok()) return handle.status();
+  if (!handle.ok()) return unusable(handle.status());
   Result<UriTls> tls = ApplyUriTls(handle->get(), spec_, name_);
-  if (!tls.ok()) return tls.status();
+  if (!tls.ok()) return unusable(tls.status());
   // Once the run's first connection is made, its credentials are proven.
   const bool credentials_worked = reference_ != nullptr;
   const bool command = spec_.kind == EndpointKind::kCommand;
@@ -142,13 +146,13 @@ Status NbdEndpoint::ConnectOnce() {
   command_pid_ = command ? NewChild(children, ThreadChildren()) : 0;
   handle_ = std::move(handle).value();  // closes the dead one
   connection_error_.clear();
-  accepted_ = false;
   if (started == -1 || !FinishConnecting(tls->tls)) {
     std::string why = started == -1               ? start_error
                       : connection_error_.empty() ? LibnbdError()
                                                   : connection_error_;
-    handshake_failure_ =
-        IsHandshakeCut(accepted_, why) ? HandshakeFailure::kCut : HandshakeFailure::kFinal;
+    const bool accepted = connection_.state() == ConnectionState::kNegotiating;
+    connection_.Apply(IsHandshakeCut(accepted, why) ? ConnectionEvent::kCut
+                                                    : ConnectionEvent::kRefused);
     why = ExplainConnectFailure(*tls, why, credentials_worked);
     // A server command gone: libnbd's words, then which and why.
     if (std::string end = command ? CommandEnd(spec_.argv, command_pid_) : ""; !end.empty()) {
@@ -157,16 +161,18 @@ Status NbdEndpoint::ConnectOnce() {
     return Status::Error(why);
   }
   EndpointInfo now;
-  if (Status status = ReadCapabilities(&now); !status.ok()) return status;
+  if (Status status = ReadCapabilities(&now); !status.ok()) return unusable(status);
   // The copy planned with the reference: a server that changed it is
   // another one.
   if (reference_) {
     if (std::string change = ExportChange(*reference_, now); !change.empty()) {
-      gave_up_ = true;
+      connection_.Apply(ConnectionEvent::kGiveUp);
       return Status::Error(fmt::format("the server came back with another export ({})", change));
     }
   }
-  if (!established_) info_ = now;  // a connection's first handshake
+  // A connection's first handshake (not a re-establishment) describes it.
+  if (connection_.state() != ConnectionState::kReconnecting) info_ = now;
+  connection_.Apply(ConnectionEvent::kReady);
   return Status::Ok();
 }
 
@@ -209,7 +215,6 @@ Status NbdEndpoint::ReadCapabilities(EndpointInfo* out) {
 
 bool NbdEndpoint::FinishConnecting(bool tls) {
   last_heard_ = Clock::now();
-  accepted_ = false;
   std::optional<NotifyWatchdog> watchdog;
   if (tls && timeout_ > 0) watchdog.emplace(std::chrono::seconds(timeout_));
   watchdog_ = watchdog ? &*watchdog : nullptr;
@@ -221,7 +226,9 @@ bool NbdEndpoint::FinishConnecting(bool tls) {
     // (nbd_aio_is_connecting covers the whole handshake; the state's name
     // tells connect() from what follows it.)
     const char* state = nbd_connection_state(handle_.get());
-    if (state != nullptr && !std::string_view(state).starts_with("CONNECT")) accepted_ = true;
+    if (state != nullptr && !std::string_view(state).starts_with("CONNECT")) {
+      connection_.Apply(ConnectionEvent::kAccepted);
+    }
     if (!PollOnce()) return false;
   }
   return nbd_aio_is_ready(handle_.get()) == 1;
@@ -233,7 +240,7 @@ NbdEndpoint::~NbdEndpoint() {
   nbd_handle* h = handle_.get();
   if (h == nullptr) return;  // it never got so far as a handle
   if (nbd_aio_is_ready(h) == 1 && nbd_aio_disconnect(h, 0) == 0) {
-    disconnecting_ = true;
+    connection_.Apply(ConnectionEvent::kDisconnect);
     last_heard_ = Clock::now();
     while (nbd_aio_is_closed(h) != 1 && PollOnce()) {
     }

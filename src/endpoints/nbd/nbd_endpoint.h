@@ -35,7 +35,8 @@
 // silence limit), nbd_commands.cc (asynchronous commands and their
 // errors), nbd_sync.cc (the synchronous calls, run over the asynchronous
 // ones), nbd_extents.cc (block-status replies as extents),
-// nbd_reconnect.cc (re-establishing a dropped connection).
+// nbd_reconnect.cc (re-establishing a dropped connection); the
+// connection's life as one state: nbd_connection_state.h.
 //
 // Ownership and thread safety: an NbdEndpoint owns its libnbd handle and
 // both belong to one worker thread. libnbd runs our callbacks only inside
@@ -54,6 +55,7 @@
 #include <vector>
 
 #include "endpoints/endpoint_spec.h"
+#include "endpoints/nbd/nbd_connection_state.h"
 #include "endpoints/nbd/nbd_notify_watchdog.h"
 #include "endpoints/nbd/nbd_read_coverage.h"
 #include "endpoints/reconnect_notices.h"
@@ -201,7 +203,9 @@ class NbdEndpoint : public Endpoint {
   // export is unchanged.
   [[nodiscard]] Status Reconnect(const std::string& reason);
   // One attempt: a new handle, connected, its export checked against
-  // reference_ (once set); handshake_failure_ says how it failed.
+  // reference_ (once set). When it fails, connection_ says how: kCut or
+  // kRefused in the handshake, kUnconnected outside it, kGaveUp for another
+  // export (kReconnecting: a re-establishment's attempts are not told apart).
   [[nodiscard]] Status ConnectOnce();
   // Sets connection_error_, if not yet known, to why the connection died.
   void NoteDeathReason();
@@ -225,22 +229,17 @@ class NbdEndpoint : public Endpoint {
   // connection of this endpoint, never changed): what the copy is planned
   // with. Null only while the first connection handshakes.
   std::shared_ptr<const EndpointInfo> reference_;
-  // The first handshake is over: a death from now on is a connection lost
-  // (Recover), not a connection that could not be made.
-  bool established_ = false;
-  // How the last ConnectOnce failed: kNone (it did not, or not in its
-  // handshake), kFinal (refused, or the server's answer), kCut (accepted,
-  // then cut: nbd_handshake_cut.h).
-  enum class HandshakeFailure { kNone, kFinal, kCut };
-  HandshakeFailure handshake_failure_ = HandshakeFailure::kNone;
-  bool accepted_ = false;  // the handshake under way got past connect()
+  // The connection's life: its handshake, established, re-established
+  // (--retry), given up, hanging up (nbd_connection_state.h).
+  ConnectionLife connection_;
   pid_t command_pid_ = 0;  // a "[ CMD ]" server's process (libnbd's child), 0: unknown
   std::vector<std::unique_ptr<Command>> commands_;  // owns every Command
   std::vector<Command*> free_commands_;
   Clock::time_point last_heard_;        // the last sign of life from the server
   NotifyWatchdog* watchdog_ = nullptr;  // FinishConnecting's, under TLS
-  std::string connection_error_;        // why the connection died, once it has
-  bool disconnecting_ = false;          // waiting for the server to hang up
+  // Why the connection died, once known ("" until then): the words of every
+  // failure from then on. A message, not part of connection_'s state.
+  std::string connection_error_;
   struct Aborted {
     size_t index;  // in completions_
     const char* op;
@@ -249,8 +248,6 @@ class NbdEndpoint : public Endpoint {
   };
   std::vector<Aborted> aborted_;  // not yet explained
   std::vector<Command*> lost_;    // in flight when the connection died: to issue again
-  bool recovering_ = false;       // inside Recover()
-  bool gave_up_ = false;          // a reconnect failed: no more attempts
   unsigned failed_attempts_ = 0;  // since the connection last carried a request
   uint64_t reconnections_ = 0;
   // Last, so it closes first: closing may still run completion callbacks.

@@ -27,7 +27,7 @@ constexpr unsigned kDisconnectSeconds = 5;
 // during the handshake for one, would overwrite libnbd's last error.)
 bool NbdEndpoint::Waiting() const {
   nbd_handle* h = handle_.get();
-  if (disconnecting_ || nbd_aio_is_processing(h) == 1) return true;
+  if (connection_.disconnecting() || nbd_aio_is_processing(h) == 1) return true;
   // "Ready" includes waiting for replies to commands already sent.
   if (nbd_aio_is_ready(h) == 1) return nbd_aio_in_flight(h) > 0;
   return nbd_aio_is_created(h) != 1 && nbd_aio_is_dead(h) != 1 &&
@@ -39,7 +39,8 @@ int NbdEndpoint::MillisecondsLeft() const {
   // Past the disconnect everything is done, and after a signal the user
   // wants out: a server that stays silent then costs seconds, not the
   // whole silence limit (nor forever, with --timeout=0).
-  if ((disconnecting_ || CancelRequested()) && (limit == 0 || limit > kDisconnectSeconds)) {
+  if ((connection_.disconnecting() || CancelRequested()) &&
+      (limit == 0 || limit > kDisconnectSeconds)) {
     limit = kDisconnectSeconds;
   }
   if (!Waiting()) return -1;
@@ -100,7 +101,7 @@ std::string NbdEndpoint::SilenceWords() const {
 }
 
 void NbdEndpoint::Abandon() {
-  connection_error_ = disconnecting_
+  connection_error_ = connection_.disconnecting()
                           ? std::string("the server did not hang up after the disconnect")
                           : SilenceWords();
   HangUp();
@@ -118,7 +119,7 @@ void NbdEndpoint::HangUp() {
 }
 
 bool NbdEndpoint::PollOnce() {
-  if (!recovering_) Recover();
+  Recover();  // (nothing, inside Recover's own reconnection)
   nbd_handle* h = handle_.get();
   if (nbd_aio_is_dead(h) == 1 || nbd_aio_is_closed(h) == 1) {
     if (connection_error_.empty()) connection_error_ = "the server closed the connection";

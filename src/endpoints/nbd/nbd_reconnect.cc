@@ -32,13 +32,15 @@ bool SleepUnlessCancelled(std::chrono::steady_clock::duration duration) {
 }  // namespace
 
 bool NbdEndpoint::MayReconnect() const {
-  return settings_.retry > 0 && spec_.kind == EndpointKind::kNbdUri && !disconnecting_ && !gave_up_;
+  return settings_.retry > 0 && spec_.kind == EndpointKind::kNbdUri && connection_.MayReconnect();
 }
 
 bool NbdEndpoint::Recover() {
   // (During the first handshake a death is a failure to connect, which
-  // the caller of ConnectOnce handles.)
-  if (recovering_ || !established_) return false;
+  // the caller of ConnectOnce handles; inside a re-establishment, Recover
+  // is running already. Given up or hanging up, MayReconnect() is false and
+  // nothing waits in lost_: there is nothing to do either.)
+  if (connection_.state() != ConnectionState::kEstablished) return false;
   nbd_handle* h = handle_.get();
   bool dead = nbd_aio_is_dead(h) == 1 || nbd_aio_is_closed(h) == 1;
   // NBD_ESHUTDOWN: the server says it is going away; its connection with it.
@@ -57,16 +59,14 @@ bool NbdEndpoint::Recover() {
     if (!replied.empty()) ExplainAborted();
     return false;
   }
-  recovering_ = true;
+  connection_.Apply(ConnectionEvent::kLost);
   ExplainAborted();  // block-status requests fail with the reason
   NoteDeathReason();
   const std::string reason = connection_error_;
-  Status status = Reconnect(reason);
-  recovering_ = false;
+  Status status = Reconnect(reason);  // established again, or given up
   std::vector<Command*> lost;
   lost.swap(lost_);
   if (!status.ok()) {
-    gave_up_ = true;
     connection_error_ = status.message();
     for (Command* command : lost) {
       completions_.push_back(Completion{
@@ -85,6 +85,10 @@ Status NbdEndpoint::Reconnect(const std::string& reason) {
     if (settings_.notices && settings_.notices->notice)
       settings_.notices->notice(name_ + ": " + line);
   };
+  auto give_up = [this](Status status) {
+    connection_.Apply(ConnectionEvent::kGiveUp);
+    return status;
+  };
   std::string why = reason;
   while (failed_attempts_ < attempts) {
     const unsigned attempt = ++failed_attempts_;
@@ -99,7 +103,9 @@ Status NbdEndpoint::Reconnect(const std::string& reason) {
                ? fmt::format("connection lost ({}); reconnecting (attempt 1 of {})", why, attempts)
                : fmt::format("connection lost ({}); reconnecting in {} s (attempt {} of {})", why,
                              seconds, attempt, attempts));
-    if (!SleepUnlessCancelled(backoff)) return Status::Error("interrupted while reconnecting");
+    if (!SleepUnlessCancelled(backoff)) {
+      return give_up(Status::Error("interrupted while reconnecting"));
+    }
     Status status = ConnectOnce();
     if (status.ok()) {
       ++reconnections_;
@@ -107,13 +113,14 @@ Status NbdEndpoint::Reconnect(const std::string& reason) {
       notice(fmt::format("reconnected (attempt {} of {})", attempt, attempts));
       return Status::Ok();
     }
-    if (gave_up_) return status;  // another export: no point trying again
+    // Another export: no point trying again.
+    if (connection_.state() == ConnectionState::kGaveUp) return status;
     why = status.message();
   }
-  return Status::Error(fmt::format(
+  return give_up(Status::Error(fmt::format(
       "the connection was lost ({}) and could not be re-established in {} attempt{} (--retry={}): "
       "{}",
-      reason, attempts, attempts == 1 ? "" : "s", attempts, why));
+      reason, attempts, attempts == 1 ? "" : "s", attempts, why)));
 }
 
 }  // namespace nbdcopy

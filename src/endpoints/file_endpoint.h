@@ -1,19 +1,20 @@
-// Endpoints backed by local file descriptors or by nothing at all.
-//  - FileEndpoint: a regular file or a block device (random access).
-//  - PipeEndpoint: stdin/stdout, FIFOs, character devices, sockets
-//    (sequential; size found by reading to the end).
-//  - NullEndpoint: "null:", a destination that discards everything.
-#ifndef NBDCOPY_LOCAL_ENDPOINTS_H_
-#define NBDCOPY_LOCAL_ENDPOINTS_H_
+// FileEndpoint: a regular file or a block device (random access): pread and
+// pwrite, SEEK_DATA/SEEK_HOLE extents, fallocate and BLKZEROOUT for zeroes,
+// FICLONERANGE (file_endpoint.cc); overlapped I/O through io_uring
+// (file_endpoint_async.cc); direct writes to a block device
+// (file_endpoint_direct.cc).
+#ifndef NBDCOPY_FILE_ENDPOINT_H_
+#define NBDCOPY_FILE_ENDPOINT_H_
 
 #include <sys/stat.h>
 
 #include <memory>
 #include <string>
+#include <vector>
 
-#include "nbdcopy/endpoint.h"
 #include "base/unique_fd.h"
 #include "endpoints/uring.h"
+#include "nbdcopy/endpoint.h"
 
 namespace nbdcopy {
 
@@ -103,43 +104,6 @@ class FileEndpoint : public Endpoint {
   std::vector<AsyncOp*> free_ops_;
 };
 
-class PipeEndpoint : public Endpoint {
- public:
-  PipeEndpoint(std::string name, UniqueFd fd);
-
-  const std::string& name() const override { return name_; }
-  const EndpointInfo& info() const override { return info_; }
-  Result<size_t> Read(uint64_t offset, std::span<std::byte> buffer) override;
-  Status Write(uint64_t offset, std::span<const std::byte> data) override;
-  Status Zero(uint64_t offset, uint64_t length, bool allocate) override;
-  Status Flush() override { return Status::Ok(); }
-
- private:
-  std::string name_;
-  UniqueFd fd_;
-  EndpointInfo info_;
-  uint64_t position_ = 0;  // bytes read or written so far
-};
-
-class NullEndpoint : public Endpoint {
- public:
-  NullEndpoint();
-
-  const std::string& name() const override { return name_; }
-  const EndpointInfo& info() const override { return info_; }
-  Result<size_t> Read(uint64_t offset, std::span<std::byte> buffer) override;
-  Status Write(uint64_t offset, std::span<const std::byte> data) override { return Status::Ok(); }
-  Status Zero(uint64_t offset, uint64_t length, bool allocate) override { return Status::Ok(); }
-  Status Flush() override { return Status::Ok(); }
-  Result<std::unique_ptr<Endpoint>> Connect() override {
-    return std::unique_ptr<Endpoint>(new NullEndpoint());
-  }
-
- private:
-  std::string name_ = "null:";
-  EndpointInfo info_;
-};
-
 }  // namespace nbdcopy
 
-#endif  // NBDCOPY_LOCAL_ENDPOINTS_H_
+#endif  // NBDCOPY_FILE_ENDPOINT_H_
