@@ -13,7 +13,8 @@
 # started again on the same address and the same command is run again: it
 # resumes (-v: "resuming with N bytes done", N what FILE marked), makes no
 # reconnection, FILE ends all done, and the copy is identical to the
-# source.  Cells (matrix_lib.bash):
+# source; its --checksum is the whole source's sha256sum (the done ranges
+# read again to hash them).  Cells (matrix_lib.bash):
 #
 #   qemu-raw/unix/gone/multi/src           qemu-nbd, a source, Unix socket
 #   qemu-qcow2/tls/gone/default/src        qemu-nbd qcow2, TLS (PSK) on TCP
@@ -102,8 +103,8 @@ resume_cell() {
     assert_no_reconnect "$CELL_LABEL-again"
     assert_map "$CELL_MAP" "cell $CELL: the map after the rerun"
     [[ $MAP_DONE -eq $size ]] || cell_fail "after the rerun $CELL_MAP marks $MAP_DONE of $size bytes done"
-    cell_identical
-    msg "cell $CELL: resumed with $DONE_BEFORE of $size bytes done, identical"
+    cell_identical "$CELL_LABEL-again"
+    msg "cell $CELL: resumed with $DONE_BEFORE of $size bytes done, identical, the whole source's sha256sum"
 }
 
 # gone_cell KIND TRANSPORT ENGINE SIDE: the server killed for good.
@@ -114,7 +115,7 @@ gone_cell() {
     CELL_MAP=$T/$CELL_LABEL.map
     local rate=$((size * 2 / 3)) uri=$SERVER_URI
     [[ $side == src ]] && rate=$((size * 2 / 5))
-    local args=(--checkpoint="$CELL_MAP" --retry=2 --rate="$rate" --request-size=256K
+    local args=(--checkpoint="$CELL_MAP" --retry=2 --rate="$rate" --request-size=256K --checksum
         "${ENGINE_OPTS[@]}" "${OPERANDS[@]}")
     start_bg_copy "$CELL_LABEL" "${args[@]}"
     wait_checkpoint "$CELL_MAP"
@@ -148,7 +149,7 @@ crash_cell() {
     cell_operands "$SERVER_URI"
     CELL_MAP=$T/$CELL_LABEL.map
     local args=(--checkpoint="$CELL_MAP" --retry=2 --rate=$((size * 2 / 3)) --request-size=256K
-        "${ENGINE_OPTS[@]}" "${OPERANDS[@]}")
+        --checksum "${ENGINE_OPTS[@]}" "${OPERANDS[@]}")
     kill_after_checkpoint "$CELL_MAP" 0.1 copier "${args[@]}"
     [[ $KILL_RC -eq 137 ]] || cell_fail "the copy finished before it could be killed"
     assert_server_alive srv "cell $CELL"

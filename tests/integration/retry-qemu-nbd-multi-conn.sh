@@ -46,13 +46,14 @@ default_conns=$(engine_connections default)
 
 # copy_through URI LABEL WHAT ENGINE-OPTIONS...: nbdcopy --retry=5 from
 # URI into $T/out.img; the copy succeeded, qemu-nbd lived, the copy is
-# identical, and the counts (cell_counts) agree with each other.
+# identical (its --checksum the source's sha256sum), and the counts
+# (cell_counts) agree with each other.
 copy_through() {
     local uri=$1
     CELL_LABEL=$2 CELL=$3
     shift 3
     [[ ! -e $T/out.img ]] || rm -f "$T/out.img"
-    retry_copy "$CELL_LABEL" -p --retry=5 "$@" "$uri" "$T/out.img"
+    retry_copy "$CELL_LABEL" -p --retry=5 --checksum "$@" "$uri" "$T/out.img"
     cell_copy_ok
     assert_server_alive srv "$CELL"
     cell_identical

@@ -8,7 +8,8 @@
 # and the file really is corrupted exactly there; with --verify
 # the same copy exits 1 with one line containing "does not match", and with
 # -v the two digests are printed, differ, and equal the Python reference on
-# the source and on the corrupted file.  Cases: a byte in data, a byte in a
+# the source and on the corrupted file; --checksum=sha1 --verify fails the
+# same way, its line naming the two sha1sum digests.  Cases: a byte in data, a byte in a
 # hole of the source (zeroes written), the last byte of a short final
 # block, a lost write (one request, some 388K).
 # --verify to null: or to - is refused before anything is read.
@@ -152,6 +153,15 @@ scenario() {
         fail "$what: -v source digest $s, reference on the source ${want[0]}"
     [[ $d == "${want[1]}" ]] ||
         fail "$what: -v destination digest $d, reference on the corrupted file ${want[1]}"
+
+    msg "$what: --checksum --verify compares sha1sum digests (no blkhash)"
+    new_dst
+    expect_fail "$NBDCOPY" --checksum=sha1 --verify "$T/src.img" "$uri"
+    assert_corrupted "$what (--checksum --verify)" "$lo" "$hi"
+    local sums
+    mapfile -t sums < <(sha1sum "$T/dst.img" "$T/src.img" | cut -d' ' -f1)
+    assert_err_matches "^nbdcopy: --verify: .*: the destination does not match the source \(sha1 ${sums[0]} differs from ${sums[1]}\)\$"
+    [[ ! -s $T/cmd.out ]] || fail "$what: a failed --verify printed its line: $(cat "$T/cmd.out")"
 }
 
 scenario "flipped byte in data" "flip 12345" 12345 12346

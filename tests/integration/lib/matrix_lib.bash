@@ -8,8 +8,9 @@
 #     kill_cell nbd-server unix 1.5 sync dst
 #
 # Every cell ends in a copy identical to the source (cmp; a qcow2 read
-# back by qemu-img), and in --json reconnections equal to what the fault
-# did: the connections the proxy dropped (each reported as "connection
+# back by qemu-img) whose --checksum (in its --json report) is the
+# source's sha256sum, whatever was read again or reconnected, and in
+# --json reconnections equal to what the fault did: the connections the proxy dropped (each reported as "connection
 # lost" and re-established; with --drop-all, at least those busy with
 # data: a drop that cuts a reconnection's handshake is one more attempt of
 # it), or the connections the killed server had open.  A cell that fails
@@ -129,11 +130,14 @@ cell_copy_ok() {
     return 0
 }
 
-# cell_identical: the copy equals its source: the file nbdcopy wrote, the
-# file the destination server wrote (the server still running: --retry
-# flushed at the end), or the qcow2 it wrote (read by qemu-img once the
-# server is stopped cleanly).
+# cell_identical [LABEL]: the copy equals its source: the file nbdcopy
+# wrote, the file the destination server wrote (the server still running:
+# --retry flushed at the end), or the qcow2 it wrote (read by qemu-img
+# once the server is stopped cleanly); and the --checksum digest in the
+# --json report of copy LABEL (default: the cell's) is the source's
+# sha256sum.
 cell_identical() {
+    local label=${1:-$CELL_LABEL} digest sum
     local want=$T/src.img got=$T/out.img
     if [[ $CELL_SIDE == dst ]]; then
         want=$T/wsrc.img got=$T/dst.img
@@ -147,6 +151,10 @@ cell_identical() {
     fi
     cmp -s "$want" "$got" ||
         cell_fail "the copy differs from the source: $(cmp "$want" "$got" 2>&1 | head -n 1)"
+    retry_json_v digest "$label" 'r["checksum"]["digest"]'
+    read -r sum _ < <(sha256sum "$want")
+    [[ $digest == "$sum" ]] ||
+        cell_fail "--checksum printed $digest, the source's sha256sum is $sum"
 }
 
 # cell_counts: LOST ("connection lost" lines: every loss, a failed
@@ -245,7 +253,8 @@ proxy_cell() {
     start_proxy_for px srv --mode "$fault" "$@"
     cell_operands "$PROXY_URI"
     [[ $fault == silence ]] && extra=(--timeout=2)
-    retry_copy "$CELL_LABEL" -p --retry=3 "${extra[@]}" "${ENGINE_OPTS[@]}" "${OPERANDS[@]}"
+    retry_copy "$CELL_LABEL" -p --retry=3 --checksum "${extra[@]}" "${ENGINE_OPTS[@]}" \
+        "${OPERANDS[@]}"
     cell_copy_ok
     assert_server_alive srv "cell $CELL"
     cell_counts
@@ -336,7 +345,7 @@ _kill_cell_start() {
     # --retry=7: attempts over 63 s (1, 2, 4 ... 32 s apart), where a
     # server restarted on a loaded machine took over the 15 s of 5.
     start_bg_copy "$CELL_LABEL" -v --progress=3 --retry=7 --rate="$rate" --request-size=256K \
-        "${ENGINE_OPTS[@]}" "${OPERANDS[@]}"
+        --checksum "${ENGINE_OPTS[@]}" "${OPERANDS[@]}"
     # The server is frozen (SIGSTOP) the moment the copy is 5 % done with
     # all its connections open: the copy cannot end, nor its connections
     # close, while this test counts them and kills the server.  Returns 1
