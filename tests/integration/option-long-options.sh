@@ -10,6 +10,8 @@ cat >"$T/want.txt" <<'LIST'
 --blkhash
 --blkhash-file
 --checkpoint
+--checksum
+--checksum-file
 --connections
 --destination-is-zero
 --dirty-bitmap
