@@ -138,6 +138,8 @@ bool Worker::StartReadingPiece() {
   piece.length = std::min(piece.length, budget_.request_size());
   // A request larger than the whole budget still runs, alone.
   if (bytes_in_flight_ > 0 && bytes_in_flight_ + piece.length > budget_.budget()) return false;
+  // Read ahead of the checksum only so far; one buffer kept, of any size, always may.
+  if (kept_bytes_ > 0 && kept_bytes_ + piece.length > kMostKept) return false;
   // Within the budget, yet the arena may be too fragmented: wait for buffers.
   std::byte* buffer = arena_.Take(piece.length);
   if (buffer == nullptr) return false;
@@ -189,6 +191,7 @@ unsigned Worker::TakeSlot(const Piece& piece) {
   Slot& slot = slots_[index];
   slot.piece = piece;
   slot.ok = true;
+  slot.kept = false;
   slot.epoch = books_.Started();
   ++requests_in_flight_;
   stats_.max_requests_in_flight = std::max(stats_.max_requests_in_flight, requests_in_flight_);
@@ -201,11 +204,19 @@ bool Worker::Collect(std::vector<Completion>* completions) {
   source_.TakeCompletions(completions);
   size_t reads = completions->size();
   destination_.TakeCompletions(completions);
+  size_t operations = completions->size();
   books_.TakeCompletions(completions);  // buffers the checksum is done with
   if (completions->empty()) return false;
   for (size_t i = 0; i < completions->size(); ++i) {
     Completion& completion = (*completions)[i];
     unsigned index = static_cast<unsigned>(completion.tag);
+    if (i >= operations) {
+      Slot& slot = slots_[index];
+      slot.kept = false;
+      kept_bytes_ -= slot.piece.length;
+      if (slot.pending == 0) FreeSlot(index);  // its operations ended before
+      continue;
+    }
     if (!completion.status.ok()) {
       slots_[index].ok = false;
       shared_.Fail(std::move(completion.status));
@@ -225,10 +236,10 @@ void Worker::OnReadDone(unsigned index) {
   if (shared_.failed()) slot.ok = false;  // its writes never start
   if (slot.ok) {
     std::span<const std::byte> data(slot.buffer, slot.piece.length);
-    // The checksum may keep the buffer a while: one more operation.
-    if (books_.ReadKept(slot.piece, slot.piece.offset, data, index)) ++slot.pending;
+    slot.kept = books_.ReadKept(slot.piece, slot.piece.offset, data, index);
+    if (slot.kept) kept_bytes_ += slot.piece.length;
     if (slot.piece.kind == PieceKind::kHashOnly) {
-      if (slot.pending == 0) Release(index);
+      Release(index);
       return;
     }
     // Starting operations cannot fail here: their completions report.
@@ -264,7 +275,16 @@ void Worker::Release(unsigned index) {
   if (slot.buffer != nullptr) {
     bytes_in_flight_ -= piece.length;
     budget_.OnDone(piece.length, slot.started, slot.alone, AdaptiveBudget::Clock::now());
-    arena_.Give(slot.buffer, piece.length);
+  }
+  // A buffer the checksum still reads stays out of the budget (what is in
+  // flight), and in the arena (what memory holds) until it comes back.
+  if (!slot.kept) FreeSlot(index);
+}
+
+void Worker::FreeSlot(unsigned index) {
+  Slot& slot = slots_[index];
+  if (slot.buffer != nullptr) {
+    arena_.Give(slot.buffer, slot.piece.length);
     slot.buffer = nullptr;
   }
   --requests_in_flight_;
