@@ -17,6 +17,7 @@ import statistics
 import sys
 
 import report_budget
+import report_checksum
 import report_growth
 import report_incremental
 import report_local
@@ -439,6 +440,8 @@ def main():
     glist = report_growth.targets(gresult)
     hresults = {w: wl for w in HASH_WORKLOADS if (wl := load_hash_workload(raw, w))}
     hlist = hash_targets(hresults)
+    cresult = report_checksum.load(raw)
+    clist = report_checksum.targets(cresult)
     shell = shell_overhead(raw)
 
     # --- terminal output ---
@@ -462,6 +465,8 @@ def main():
         print("\n".join(report_incremental.terminal(iresult, ilist)))
     if gresult:
         print("\n".join(report_growth.terminal(gresult, glist)))
+    if cresult:
+        print("\n".join(report_checksum.terminal(cresult, clist)))
     hpass = sum(1 for ok, _ in hlist if ok)
     if hresults:
         print("\n## Checksums\n")
@@ -578,6 +583,8 @@ def main():
         md += report_growth.section(gresult, glist, meta, tidy, pngs.get("growth"))
     if hresults:
         md += checksum_section(hresults, hlist, shell, meta, tidy)
+    if cresult:
+        md += report_checksum.section(cresult, clist, meta, tidy)
     if sweeps:
         md += ["## Sweeps (ours)", "",
                measured(meta) + f" Throughput = size / median wall ({meta.get('sweep_runs', '?')} runs per point after "

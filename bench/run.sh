@@ -5,6 +5,7 @@
 #        QUICK=1 bench/run.sh               small sizes, smoke test (output in bench/out/quick/)
 #        NBDCOPY=/usr/bin/nbdcopy bench/run.sh   use another binary as "ours"
 #        WORKLOADS="blkhash-pattern blkhash-copy" SWEEP=0 bench/run.sh   a subset
+#        WORKLOADS="checksum-pattern checksum-fsimage checksum-sparse" SWEEP=0 bench/run.sh
 # Environment: see bench/README.md (NBDCOPY, QUICK, RUNS, WARMUP, SWEEP, SWEEP_RUNS, CONFIRM_RUNS,
 # WORKLOADS, OUTDIR, RAW, TMPDIR, SHM, FSIMAGE_DIR, FSIMAGE_MIB, FSCACHE, DISKDIR, INCCACHE).
 set -euo pipefail
@@ -21,7 +22,8 @@ SWEEP_WARMUP=${SWEEP_WARMUP:-$([ "$QUICK" = 1 ] && echo 0 || echo 1)}
 CONFIRM_RUNS=${CONFIRM_RUNS:-$([ "$QUICK" = 1 ] && echo 3 || echo 11)}
 WORKLOADS=${WORKLOADS:-pattern sparse zero latency sparsefile readnull \
   fragmented qcow2-to-file file-to-file file-to-block qcow2-source file-to-qcow2 nbd-to-qcow2 \
-  blkhash-pattern blkhash-sparse blkhash-zero blkhash-copy incremental growth}
+  blkhash-pattern blkhash-sparse blkhash-zero blkhash-copy checksum-pattern checksum-fsimage \
+  checksum-sparse incremental growth}
 if [ "$QUICK" = 1 ]; then
   OUTDIR=${OUTDIR:-$BENCH/out/quick}
   RAW=${RAW:-$BENCH/out/quick/raw}
@@ -53,12 +55,14 @@ if [ "$QUICK" = 1 ]; then
     [fragmented]=128 [qcow2-to-file]=image [file-to-file]=image [file-to-block]=image
     [qcow2-source]=image [file-to-qcow2]=image [nbd-to-qcow2]=image
     [blkhash-pattern]=64 [blkhash-sparse]=512 [blkhash-zero]=1024 [blkhash-copy]=64
+    [checksum-pattern]=64 [checksum-fsimage]=image [checksum-sparse]=512
     [incremental]=1024 [growth]=series)
 else
   SIZE=([pattern]=1024 [sparse]=8192 [zero]=16384 [latency]=512 [sparsefile]=2048 [readnull]=1024
     [fragmented]=1024 [qcow2-to-file]=image [file-to-file]=image [file-to-block]=image
     [qcow2-source]=image [file-to-qcow2]=image [nbd-to-qcow2]=image
     [blkhash-pattern]=1024 [blkhash-sparse]=8192 [blkhash-zero]=16384 [blkhash-copy]=1024
+    [checksum-pattern]=1024 [checksum-fsimage]=image [checksum-sparse]=8192
     [incremental]=16384 [growth]=series)
 fi
 for w in $WORKLOADS; do [ -n "${SIZE[$w]:-}" ] || die "unknown workload $w"; done
@@ -491,6 +495,9 @@ PY
 # growth (fragmentation and virtual size against nbdcopy)
 # shellcheck source=bench/growth_workload.sh
 . "$BENCH/growth_workload.sh"
+# checksum-* (--checksum against sha256sum and nbdcopy | sha256sum)
+# shellcheck source=bench/checksum_workload.sh
+. "$BENCH/checksum_workload.sh"
 
 # ---- main -------------------------------------------------------------------------
 rm -rf "$RAW"
@@ -540,6 +547,7 @@ for w in $WORKLOADS; do
     qcow2-source | file-to-qcow2 | nbd-to-qcow2) run_served_workload "$w" ;;
     incremental) run_incremental_workload "$w" ;;
     growth) run_growth_workload ;;
+    checksum-*) run_checksum_workload "$w" ;;
     *) run_workload "$w" ;;
   esac
 done

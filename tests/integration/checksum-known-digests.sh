@@ -63,6 +63,13 @@ msg "file -> null: names the source"
 check "null:" "${want[sha512]}" "$T/src.img" --checksum=sha512 "$T/src.img" null:
 check "null: --synchronous" "${want[md5]}" "$T/src.img" --checksum=md5 --synchronous "$T/src.img" null:
 
+msg "--blkhash and --checksum together: both lines, upstream's blkhash line first"
+"$NBDCOPY" --checksum --blkhash "$T/src.img" null: >"$T/both.out" || fail "--blkhash --checksum failed"
+mapfile -t both <"$T/both.out"
+blk=$(python3 -S "$TEST_LIB/blkhash_reference.py" "$T/src.img") || fail "blkhash reference failed"
+[[ ${#both[@]} -eq 2 && ${both[0]} == "$blk" && ${both[1]} == "${want[sha256]}  $T/src.img" ]] ||
+    fail "--blkhash --checksum printed '${both[*]}', expected '$blk' then '${want[sha256]}  $T/src.img'"
+
 msg "a name sha256sum escapes"
 odd=$T/'back\slash'
 cp "$T/src.img" "$odd"
