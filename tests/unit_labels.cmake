@@ -4,9 +4,9 @@
 # a feature that feature's label.
 set(unit_feature_suites
   checkpoint CheckpointerTest CopyBooksTest CheckpointFileTest CheckpointFileIoTest CheckpointRunTest -
-  retry ExportChangeTest ConnectionStateTest -
-  incremental IncrementalCopyTest SummarizeDirtyTest RangeListTest RangesRunTest TextLexerTest -
-  blkhash BlkhashTest SequentialBlkhashTest -
+  retry NbdExportChangeTest NbdConnectionStateTest -
+  incremental IncrementalCopyTest IncrementalCopySummarizeDirtyTest RangeListTest RangesRunTest TextLexerTest -
+  blkhash BlkhashTest BlkhashSequentialTest -
   checksum OrderedChecksumTest CopyBooksChecksumTest -
   progress ProgressTest RenderTest FormatTest -
   option OptionChecksTest OptionsTest OptionTableTest LongOptionNamesTest HelpTextTest ParseNumberTest ParseSizeTest FormatSizeTest

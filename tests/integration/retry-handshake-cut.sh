@@ -99,7 +99,7 @@ done
 # copy succeeds, byte-identical, after 2 reconnections. (Silence there:
 # libnbd 1.14 waits inside gnutls_handshake, up to gnutls's own 40 s; a
 # watchdog ends a wait inside a notification at --timeout
-# (nbd_notify_watchdog.h, NotifyWatchdogTest), but on loopback the whole
+# (nbd_notify_watchdog.h, NbdNotifyWatchdogTest), but on loopback the whole
 # handshake runs inside nbd_aio_connect_uri, which it cannot watch, so no
 # case here.) A FIN there reads as a server that lacks our key
 # (the one guess, docs/reliability.md): one line at once that says both.

@@ -117,7 +117,7 @@ TEST(BlkhashTest, MissingBlocksAreAnError) {
 namespace nbdcopy {
 namespace {
 
-TEST(SequentialBlkhashTest, PiecesOfAnySizeGiveTheSameDigest) {
+TEST(BlkhashSequentialTest, PiecesOfAnySizeGiveTheSameDigest) {
   std::mt19937 rng(5);
   std::vector<std::byte> image(10 * 4096 + 1234);
   for (size_t i = 0; i < image.size(); ++i) {

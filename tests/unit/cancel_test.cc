@@ -94,7 +94,7 @@ TEST_P(CancelTest, EngineStopsAndFinishesWhatItStarted) {
 INSTANTIATE_TEST_SUITE_P(Engines, CancelTest, ::testing::Values(false, true),
                          [](const auto& info) { return info.param ? "Sync" : "Parallel"; });
 
-TEST(ExitStatusTest, SuccessFailureAndSignals) {
+TEST(CancelExitStatusTest, SuccessFailureAndSignals) {
   ResetCancelForTesting();
   EXPECT_EQ(ExitStatusFor(Status::Ok()), 0);
   EXPECT_EQ(ExitStatusFor(Status::Error("x")), 1);

@@ -168,7 +168,7 @@ TEST(EndpointSpecTest, DisplayNameHidesPasswords) {
 namespace nbdcopy {
 namespace {
 
-TEST(RedactPasswordsTest, HidesEveryPasswordInFreeText) {
+TEST(EndpointSpecRedactPasswordsTest, HidesEveryPasswordInFreeText) {
   EXPECT_EQ(RedactPasswords("uri=\"nbd://alice:s3cret@host/x\" and nbds://bob:pw@h2:10809/"),
             "uri=\"nbd://alice:***@host/x\" and nbds://bob:***@h2:10809/");
   EXPECT_EQ(RedactPasswords("nbd+unix://alice@/?socket=/tmp/s"),
@@ -176,7 +176,7 @@ TEST(RedactPasswordsTest, HidesEveryPasswordInFreeText) {
   EXPECT_EQ(RedactPasswords("no uri here: a@b"), "no uri here: a@b");
 }
 
-TEST(WithoutPasswordTest, KeepsTheUserDropsThePassword) {
+TEST(EndpointSpecWithoutPasswordTest, KeepsTheUserDropsThePassword) {
   EXPECT_EQ(WithoutPassword("nbds+unix://alice:s3cret@/?socket=/s&tls-psk-file=k"),
             "nbds+unix://alice@/?socket=/s&tls-psk-file=k");
   EXPECT_EQ(WithoutPassword("nbd://:pw@host:10809/e"), "nbd://@host:10809/e");

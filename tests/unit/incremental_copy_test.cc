@@ -110,7 +110,7 @@ TEST_P(IncrementalCopyTest, OnlyDirtyRangesAreTouched) {
 
 INSTANTIATE_TEST_SUITE_P(Engines, IncrementalCopyTest, ::testing::Values(0u, 1u, 3u));
 
-TEST(SummarizeDirtyTest, CountsWhatTheCopyWillMove) {
+TEST(IncrementalCopySummarizeDirtyTest, CountsWhatTheCopyWillMove) {
   MemoryEndpoint source(Random(kSize, 3), "src");
   uint64_t position = 0, dirty_bytes = 0;
   for (const Range& r : kDirty) {

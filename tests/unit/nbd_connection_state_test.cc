@@ -53,11 +53,11 @@ State After(const std::vector<Event>& events) { return Through(events).state(); 
 
 bool Refused(State state, Event event) { return !NextConnectionState(state, event).has_value(); }
 
-TEST(ConnectionStateTest, AConnectionStartsUnconnected) {
+TEST(NbdConnectionStateTest, AConnectionStartsUnconnected) {
   EXPECT_EQ(ConnectionLife().state(), State::kUnconnected);
 }
 
-TEST(ConnectionStateTest, AFirstHandshakeEstablishesTheConnection) {
+TEST(NbdConnectionStateTest, AFirstHandshakeEstablishesTheConnection) {
   EXPECT_EQ(After({Event::kAttempt}), State::kConnecting);
   EXPECT_EQ(After({Event::kAttempt, Event::kAccepted}), State::kNegotiating);
   // The handshake's every poll past connect() says so again.
@@ -67,7 +67,7 @@ TEST(ConnectionStateTest, AFirstHandshakeEstablishesTheConnection) {
   EXPECT_EQ(After({Event::kAttempt, Event::kReady}), State::kEstablished);
 }
 
-TEST(ConnectionStateTest, AFailedHandshakeSaysHowItFailed) {
+TEST(NbdConnectionStateTest, AFailedHandshakeSaysHowItFailed) {
   EXPECT_EQ(After({Event::kAttempt, Event::kAccepted, Event::kCut}), State::kCut);
   EXPECT_EQ(After({Event::kAttempt, Event::kCut}), State::kCut);
   EXPECT_EQ(After({Event::kAttempt, Event::kRefused}), State::kRefused);
@@ -77,14 +77,14 @@ TEST(ConnectionStateTest, AFailedHandshakeSaysHowItFailed) {
   EXPECT_EQ(After({Event::kAttempt, Event::kAccepted, Event::kUnusable}), State::kUnconnected);
 }
 
-TEST(ConnectionStateTest, AFailedFirstHandshakeMayBeAttemptedAgain) {
+TEST(NbdConnectionStateTest, AFailedFirstHandshakeMayBeAttemptedAgain) {
   EXPECT_EQ(After({Event::kAttempt, Event::kCut, Event::kAttempt, Event::kAccepted, Event::kReady}),
             State::kEstablished);
   EXPECT_EQ(After({Event::kAttempt, Event::kRefused, Event::kAttempt}), State::kConnecting);
   EXPECT_EQ(After({Event::kAttempt, Event::kUnusable, Event::kAttempt}), State::kConnecting);
 }
 
-TEST(ConnectionStateTest, ALostConnectionIsReestablishedThroughFailedAttempts) {
+TEST(NbdConnectionStateTest, ALostConnectionIsReestablishedThroughFailedAttempts) {
   ConnectionLife life = Through({Event::kAttempt, Event::kReady});
   Step(&life, Event::kLost);
   EXPECT_EQ(life.state(), State::kReconnecting);
@@ -101,7 +101,7 @@ TEST(ConnectionStateTest, ALostConnectionIsReestablishedThroughFailedAttempts) {
   EXPECT_EQ(life.state(), State::kReconnecting);
 }
 
-TEST(ConnectionStateTest, GivingUpEndsTheAttempts) {
+TEST(NbdConnectionStateTest, GivingUpEndsTheAttempts) {
   // The attempts ran out (or a cancel) between two, before or after the
   // connection was first established.
   EXPECT_EQ(After({Event::kAttempt, Event::kCut, Event::kGiveUp}), State::kGaveUp);
@@ -121,7 +121,7 @@ TEST(ConnectionStateTest, GivingUpEndsTheAttempts) {
   }
 }
 
-TEST(ConnectionStateTest, TheDisconnectEndsEveryStateOutsideAnAttempt) {
+TEST(NbdConnectionStateTest, TheDisconnectEndsEveryStateOutsideAnAttempt) {
   for (State state : kStates) {
     const bool in_attempt = state == State::kConnecting || state == State::kNegotiating ||
                             state == State::kReconnecting;
@@ -134,7 +134,7 @@ TEST(ConnectionStateTest, TheDisconnectEndsEveryStateOutsideAnAttempt) {
   for (Event event : kEvents) EXPECT_TRUE(Refused(State::kDisconnecting, event));
 }
 
-TEST(ConnectionStateTest, WhatCannotHappenIsRefused) {
+TEST(NbdConnectionStateTest, WhatCannotHappenIsRefused) {
   // Lost before the first handshake succeeded: that is a failure to connect.
   for (State state : {State::kUnconnected, State::kConnecting, State::kNegotiating, State::kCut,
                       State::kRefused}) {
@@ -163,7 +163,7 @@ TEST(ConnectionStateTest, WhatCannotHappenIsRefused) {
 
 // The whole table, written out once more: every (state, event) pair is one
 // of these transitions, to this state, or refused.
-TEST(ConnectionStateTest, TheTableHoldsExactlyTheseTransitions) {
+TEST(NbdConnectionStateTest, TheTableHoldsExactlyTheseTransitions) {
   const std::map<std::pair<State, Event>, State> table = {
       {{State::kUnconnected, Event::kAttempt}, State::kConnecting},
       {{State::kCut, Event::kAttempt}, State::kConnecting},
@@ -207,7 +207,7 @@ TEST(ConnectionStateTest, TheTableHoldsExactlyTheseTransitions) {
   }
 }
 
-TEST(ConnectionStateTest, OnlyGivingUpAndHangingUpForbidReconnecting) {
+TEST(NbdConnectionStateTest, OnlyGivingUpAndHangingUpForbidReconnecting) {
   // Each state, reached by a path the table allows.
   const std::map<State, std::vector<Event>> paths = {
       {State::kUnconnected, {}},
@@ -229,7 +229,7 @@ TEST(ConnectionStateTest, OnlyGivingUpAndHangingUpForbidReconnecting) {
   }
 }
 
-TEST(ConnectionStateTest, NamesForTheInternalErrorLine) {
+TEST(NbdConnectionStateTest, NamesForTheInternalErrorLine) {
   EXPECT_STREQ(ConnectionStateName(State::kGaveUp), "gave up");
   EXPECT_STREQ(ConnectionEventName(Event::kDisconnect), "disconnect");
   std::set<std::string> names;

@@ -17,17 +17,17 @@ EndpointInfo PlannedExport() {
   return info;
 }
 
-TEST(ExportChangeTest, TheSameExportIsNoChange) {
+TEST(NbdExportChangeTest, TheSameExportIsNoChange) {
   EXPECT_EQ(ExportChange(PlannedExport(), PlannedExport()), "");
 }
 
-TEST(ExportChangeTest, ThePreferredBlockSizeIsAdviceNotAChange) {
+TEST(NbdExportChangeTest, ThePreferredBlockSizeIsAdviceNotAChange) {
   EndpointInfo now = PlannedExport();
   now.preferred_block_size = 65536;
   EXPECT_EQ(ExportChange(PlannedExport(), now), "");
 }
 
-TEST(ExportChangeTest, ASizeChangeNamesBothSizes) {
+TEST(NbdExportChangeTest, ASizeChangeNamesBothSizes) {
   EndpointInfo now = PlannedExport();
   now.size = 34603008;
   EXPECT_EQ(ExportChange(PlannedExport(), now), "size 34603008, was 671088640");
@@ -35,14 +35,14 @@ TEST(ExportChangeTest, ASizeChangeNamesBothSizes) {
 
 // What a connection that had never read its export compared against
 // before the fix: an empty EndpointInfo. Its report names every property.
-TEST(ExportChangeTest, AnEmptyReferenceDiffersInEveryPlannedProperty) {
+TEST(NbdExportChangeTest, AnEmptyReferenceDiffersInEveryPlannedProperty) {
   EXPECT_EQ(ExportChange(EndpointInfo{}, PlannedExport()),
             "size 671088640, was unknown; flush yes, was no; multi-conn yes, was no; "
             "block status yes, was no; zero yes, was no; minimum block size 512, was 1; "
             "maximum block size 33554432, was 0");
 }
 
-TEST(ExportChangeTest, EachFlagIsNamedWithBothValues) {
+TEST(NbdExportChangeTest, EachFlagIsNamedWithBothValues) {
   struct Case {
     void (*change)(EndpointInfo&);
     const char* want;
@@ -63,7 +63,7 @@ TEST(ExportChangeTest, EachFlagIsNamedWithBothValues) {
   }
 }
 
-TEST(ExportChangeTest, SeveralChangesAreAllNamedInOrder) {
+TEST(NbdExportChangeTest, SeveralChangesAreAllNamedInOrder) {
   EndpointInfo now = PlannedExport();
   now.size = 1048576;
   now.can_multi_conn = false;

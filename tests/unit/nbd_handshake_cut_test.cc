@@ -5,7 +5,7 @@
 namespace nbdcopy {
 namespace {
 
-TEST(HandshakeCutTest, AnEndOfStreamOrAResetIsACut) {
+TEST(NbdHandshakeCutTest, AnEndOfStreamOrAResetIsACut) {
   EXPECT_TRUE(IsHandshakeCut(true, "nbd_aio_notify_read: recv: server disconnected unexpectedly"));
   EXPECT_TRUE(IsHandshakeCut(true, "nbd_aio_notify_read: recv: Connection reset by peer"));
   EXPECT_TRUE(IsHandshakeCut(true, "nbd_aio_notify_write: send: Broken pipe"));
@@ -19,18 +19,18 @@ TEST(HandshakeCutTest, AnEndOfStreamOrAResetIsACut) {
                              "function. (-1/1)"));
 }
 
-TEST(HandshakeCutTest, AnEndOfStreamMetWithinTheConnectingCallIsACutToo) {
+TEST(NbdHandshakeCutTest, AnEndOfStreamMetWithinTheConnectingCallIsACutToo) {
   EXPECT_TRUE(
       IsHandshakeCut(false, "nbd_aio_notify_write: recv: server disconnected unexpectedly"));
 }
 
-TEST(HandshakeCutTest, SilenceIsACutOnlyOnceTheServerAccepted) {
+TEST(NbdHandshakeCutTest, SilenceIsACutOnlyOnceTheServerAccepted) {
   const std::string silence = "the server sent nothing for 2 seconds (see --timeout)";
   EXPECT_TRUE(IsHandshakeCut(true, silence));
   EXPECT_FALSE(IsHandshakeCut(false, silence));  // unreachable
 }
 
-TEST(HandshakeCutTest, RefusedUnknownOrMissingIsNoCut) {
+TEST(NbdHandshakeCutTest, RefusedUnknownOrMissingIsNoCut) {
   EXPECT_FALSE(IsHandshakeCut(false,
                               "nbd_aio_connect_uri: connect: 127.0.0.1:1: could not "
                               "connect to remote host: Connection refused"));
@@ -42,7 +42,7 @@ TEST(HandshakeCutTest, RefusedUnknownOrMissingIsNoCut) {
 
 // A RST after TCP's own handshake, before libnbd saw the connection open:
 // connect() reports it (the soak's proxy reset a connection 18 bytes in).
-TEST(HandshakeCutTest, AResetMetByConnectIsACut) {
+TEST(NbdHandshakeCutTest, AResetMetByConnectIsACut) {
   EXPECT_TRUE(IsHandshakeCut(false,
                              "nbd_aio_connect_uri: connect: 127.0.0.1:41507: could not "
                              "connect to remote host: Connection reset by peer"));
@@ -50,12 +50,12 @@ TEST(HandshakeCutTest, AResetMetByConnectIsACut) {
 
 // gnutls gave up on a silent server in its handshake (the soak: a proxy
 // that fell silent 300 bytes into a TLS connection).
-TEST(HandshakeCutTest, SilenceInTheTlsHandshakeIsACut) {
+TEST(NbdHandshakeCutTest, SilenceInTheTlsHandshakeIsACut) {
   EXPECT_TRUE(IsHandshakeCut(
       true, "nbd_aio_notify_read: gnutls_handshake: The operation timed out (-1/1)"));
 }
 
-TEST(HandshakeCutTest, TheServersAnswersAreNoCut) {
+TEST(NbdHandshakeCutTest, TheServersAnswersAreNoCut) {
   EXPECT_FALSE(IsHandshakeCut(true,
                               "nbd_aio_notify_read: handshake: server did not send "
                               "expected NBD magic"));

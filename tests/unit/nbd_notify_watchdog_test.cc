@@ -30,7 +30,7 @@ bool PeerSeesEndOfStream(int peer) {
   return recv(peer, &byte, 1, MSG_DONTWAIT) == 0;
 }
 
-TEST(NotifyWatchdogTest, ANotificationPastTheLimitHasItsSocketShutDown) {
+TEST(NbdNotifyWatchdogTest, ANotificationPastTheLimitHasItsSocketShutDown) {
   SocketPair pair;
   NotifyWatchdog watchdog(milliseconds(20));
   watchdog.Begin(pair.fds[0]);
@@ -38,7 +38,7 @@ TEST(NotifyWatchdogTest, ANotificationPastTheLimitHasItsSocketShutDown) {
   EXPECT_TRUE(watchdog.End());
 }
 
-TEST(NotifyWatchdogTest, ANotificationThatEndsInTimeLeavesTheSocketAlone) {
+TEST(NbdNotifyWatchdogTest, ANotificationThatEndsInTimeLeavesTheSocketAlone) {
   SocketPair pair;
   NotifyWatchdog watchdog(milliseconds(60000));
   for (int i = 0; i < 100; ++i) {
@@ -54,7 +54,7 @@ TEST(NotifyWatchdogTest, ANotificationThatEndsInTimeLeavesTheSocketAlone) {
 
 // Each notification has its own limit: one that fired says so once, and
 // the next one starts afresh.
-TEST(NotifyWatchdogTest, EachNotificationIsWatchedOnItsOwn) {
+TEST(NbdNotifyWatchdogTest, EachNotificationIsWatchedOnItsOwn) {
   SocketPair first;
   SocketPair second;
   NotifyWatchdog watchdog(milliseconds(20));

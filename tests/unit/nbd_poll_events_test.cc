@@ -11,7 +11,7 @@ constexpr unsigned kRead = LIBNBD_AIO_DIRECTION_READ;
 constexpr unsigned kWrite = LIBNBD_AIO_DIRECTION_WRITE;
 constexpr unsigned kBoth = LIBNBD_AIO_DIRECTION_BOTH;
 
-TEST(PollNoticeTest, ReadyToReadOrWriteWakesThatSide) {
+TEST(NbdPollEventsTest, ReadyToReadOrWriteWakesThatSide) {
   EXPECT_EQ(NoticeFor(POLLIN, kRead), PollNotice::kRead);
   EXPECT_EQ(NoticeFor(POLLOUT, kWrite), PollNotice::kWrite);
   EXPECT_EQ(NoticeFor(POLLOUT, kBoth), PollNotice::kWrite);
@@ -21,19 +21,19 @@ TEST(PollNoticeTest, ReadyToReadOrWriteWakesThatSide) {
 // The hang: connect() in progress waits to write; the command behind
 // "[ CMD ]" (or a remote host refusing late) ends the socket, and poll(2)
 // says POLLOUT|POLLERR|POLLHUP. A read notice there is refused by libnbd.
-TEST(PollNoticeTest, AHangUpWhileWaitingToWriteWakesTheWriteSide) {
+TEST(NbdPollEventsTest, AHangUpWhileWaitingToWriteWakesTheWriteSide) {
   EXPECT_EQ(NoticeFor(POLLOUT | POLLERR | POLLHUP, kWrite), PollNotice::kWrite);
   EXPECT_EQ(NoticeFor(POLLHUP, kWrite), PollNotice::kWrite);
   EXPECT_EQ(NoticeFor(POLLERR, kWrite), PollNotice::kWrite);
 }
 
-TEST(PollNoticeTest, AHangUpWhileReadingWakesTheReadSide) {
+TEST(NbdPollEventsTest, AHangUpWhileReadingWakesTheReadSide) {
   EXPECT_EQ(NoticeFor(POLLHUP, kRead), PollNotice::kRead);
   EXPECT_EQ(NoticeFor(POLLERR, kRead), PollNotice::kRead);
   EXPECT_EQ(NoticeFor(POLLOUT | POLLHUP, kBoth), PollNotice::kRead);
 }
 
-TEST(PollNoticeTest, NothingReportedIsNoNotice) {
+TEST(NbdPollEventsTest, NothingReportedIsNoNotice) {
   EXPECT_EQ(NoticeFor(0, kRead), PollNotice::kNone);
   EXPECT_EQ(NoticeFor(0, kBoth), PollNotice::kNone);
 }

@@ -21,7 +21,7 @@ MemoryEndpoint BlockDestination(size_t size = 10, uint32_t block = 4) {
   return destination;
 }
 
-TEST(PadToDestinationBlockTest, TheLastChunkIsPaddedWithTheDestinationsBytes) {
+TEST(StreamCopyPadToDestinationBlockTest, TheLastChunkIsPaddedWithTheDestinationsBytes) {
   MemoryEndpoint destination = BlockDestination();
   std::vector<std::byte> buffer(8, std::byte{7});
   // Bytes [4, 6) of the stream end inside the block [4, 8).
@@ -33,7 +33,7 @@ TEST(PadToDestinationBlockTest, TheLastChunkIsPaddedWithTheDestinationsBytes) {
   EXPECT_EQ(buffer[3], std::byte{107});
 }
 
-TEST(PadToDestinationBlockTest, NothingToPad) {
+TEST(StreamCopyPadToDestinationBlockTest, NothingToPad) {
   std::vector<std::byte> buffer(8);
   MemoryEndpoint destination = BlockDestination();
   EXPECT_EQ(*PadToDestinationBlock(destination, 0, 4, buffer), 4u);  // ends on a block
@@ -45,14 +45,14 @@ TEST(PadToDestinationBlockTest, NothingToPad) {
   EXPECT_EQ(*PadToDestinationBlock(page_cache, 0, 3, buffer), 3u);
 }
 
-TEST(PadToDestinationBlockTest, InsideTheShortLastBlockPadsToTheDestinationsEnd) {
+TEST(StreamCopyPadToDestinationBlockTest, InsideTheShortLastBlockPadsToTheDestinationsEnd) {
   MemoryEndpoint destination = BlockDestination();  // 10 bytes: [8, 10) is a short block
   std::vector<std::byte> buffer(8);
   EXPECT_EQ(*PadToDestinationBlock(destination, 8, 1, buffer), 2u);
   EXPECT_EQ(buffer[1], std::byte{109});
 }
 
-TEST(PadToDestinationBlockTest, APaddedChunkLargerThanTheBufferIsAnError) {
+TEST(StreamCopyPadToDestinationBlockTest, APaddedChunkLargerThanTheBufferIsAnError) {
   MemoryEndpoint destination = BlockDestination();
   std::vector<std::byte> buffer(3);
   Result<size_t> stored = PadToDestinationBlock(destination, 0, 2, buffer);

@@ -6,7 +6,6 @@
 #include <random>
 #include <string>
 
-#include "base/zero_detect.h"
 #include "job/progress.h"
 #include "support/memory_endpoint.h"
 
@@ -310,17 +309,6 @@ TEST(SyncCopyTest, ProgressEndsAt100) {
   close(fds[0]);
   EXPECT_TRUE(text.starts_with("0/100\n")) << text;
   EXPECT_TRUE(text.ends_with("\n93/100\n99/100\n100/100\n")) << text;
-}
-
-TEST(IsZeroTest, Basics) {
-  std::vector<std::byte> bytes(4096);
-  EXPECT_TRUE(IsZero(bytes));
-  EXPECT_TRUE(IsZero(std::span(bytes.data(), 0)));
-  bytes[4095] = std::byte{1};
-  EXPECT_FALSE(IsZero(bytes));
-  bytes[4095] = std::byte{0};
-  bytes[0] = std::byte{1};
-  EXPECT_FALSE(IsZero(bytes));
 }
 
 }  // namespace
