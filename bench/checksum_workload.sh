@@ -98,7 +98,7 @@ run_checksum_workload() { # W
   [ -s "$T/sum-src.pid" ] && also=(--also "$T/sum-src.pid")
   python3 "$BENCH/floor_rounds.py" "${also[@]}" "$RAW/$w.json" "$RUNS" "$WARMUP" "$prepare" \
     "${args[@]}" || echo "bench: floor_rounds failed on $w" >&2
-  printf '%s\n' "$mib" >"$RAW/$w.size"
+  printf '%s\n' "${SIZE[$w]}" >"$RAW/$w.size"
   [ "$w" = checksum-fsimage ] && stat -c '%b %B' "$file" | awk '{print $1 * $2}' >"$RAW/$w.allocated"
   checksum_check "$w" "$src" "$dst" "$file" "${labels[@]}"
   stop_server sum-src
