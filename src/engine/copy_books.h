@@ -55,6 +55,9 @@ class CopyBooks {
   // gives back every buffer it holds.
   void StopCounting();
 
+  // A loop's read buffers may be kept a while (Bookkeeper::ReadKept).
+  bool keeps_read_buffers() const { return checksum_ != nullptr; }
+
   // The end of a round of the loops (all have ended): with a checkpointer,
   // the last checkpoint, which is also the flush, and into `map` what a
   // loss of `destination` during it hands back (*again: there is more to

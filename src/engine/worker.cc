@@ -53,9 +53,12 @@ Worker::Worker(SharedCopy& shared, Endpoint& source, Endpoint& destination,
       policy_(plan_, destination.info()),
       clone_(plan_.clone_data),
       // Without overlapped I/O on either side, a second request in flight
-      // only reads ahead into colder buffers.
-      max_requests_(source.info().overlapped_io || destination.info().overlapped_io ? plan_.requests
-                                                                                    : 1),
+      // only reads ahead into colder buffers, unless the checksum keeps
+      // them: then the next reads go on while it hashes (kMostKept).
+      max_requests_(source.info().overlapped_io || destination.info().overlapped_io ||
+                            shared.books.keeps_read_buffers()
+                        ? plan_.requests
+                        : 1),
       batch_size_(8 * plan_.request_size),
       slots_(max_requests_),
       budget_(plan_.min_request_size > 0 ? plan_.min_request_size : plan_.request_size,
