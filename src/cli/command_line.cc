@@ -4,7 +4,6 @@
 
 #include "cli/cli_app.h"
 #include "cli/operands.h"
-#include "cli/option_values.h"
 #include "nbdcopy/options.h"
 
 namespace nbdcopy {
@@ -18,7 +17,12 @@ Result<CommandLine> ParseCommandLine(const std::vector<std::string>& args) {
   std::unique_ptr<CLI::App> app =
       MakeApp([&](const OptionSpec& spec, const std::optional<std::string>& value) {
         if (!value_error.ok() || command_line.action != Action::kCopy) return;
-        value_error = ApplyOption(spec, value, &command_line);
+        // CLI11's disable_flag_override lets a flag's own value through ("--flush=true").
+        if (spec.arg == ArgKind::kNone && value) {
+          value_error = Status::Error(LongName(spec) + ": does not take a value");
+        } else if (Status status = spec.apply(value, &command_line); !status.ok()) {
+          value_error = status.WithPrefix(LongName(spec));
+        }
       });
   Result<std::vector<std::string>> operands = ParseWords(*app, args);
   if (!operands.ok()) return operands.status();

@@ -13,7 +13,8 @@ namespace {
 
 using Words = std::vector<std::string>;
 
-int IdOf(const OptionSpec& spec) { return static_cast<int>(spec.id); }
+// An option's place in the table: getopt_long's value for it.
+int IdOf(const OptionSpec& spec) { return static_cast<int>(&spec - OptionTable().data()); }
 
 const OptionSpec* SpecNamed(std::string_view name) {
   for (const OptionSpec& spec : OptionTable()) {
