@@ -2,30 +2,12 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
-#include <array>
 
 #include "base/shell_word.h"
 #include "cli/long_option_names.h"
 
 namespace nbdcopy {
 namespace {
-
-// --help's section titles, in HelpGroup's order. The actions get none, so
-// CLI11 leaves them out of the sections (--help names them on one line).
-std::string GroupName(HelpGroup group) {
-  static constexpr std::array<const char*, 5> kTitles = {
-      "Copy", "Performance", "Checksums (ALGO: md5, sha1, sha256 or sha512)", "Output", ""};
-  return kTitles[static_cast<size_t>(group)];
-}
-
-// --help's description, the default filled in.
-std::string Description(const OptionSpec& spec) {
-  std::string text(spec.help);
-  if (spec.shown_default != nullptr) {
-    text.replace(text.find("{}"), 2, spec.shown_default(Options()));
-  }
-  return text;
-}
 
 // "-C,--connections" as CLI11 takes names.
 std::string CliNames(const OptionSpec& spec) {
@@ -132,10 +114,8 @@ std::unique_ptr<CLI::App> MakeApp(OptionCallback on_option) {
         on_option(spec, required || !result.empty() ? result : std::optional<std::string>());
       return true;
     };
-    CLI::Option* option = app->add_option(CliNames(spec), callback, Description(spec));
     // At each occurrence, not once at the end: command-line order decides.
-    option->trigger_on_parse()->group(GroupName(spec.group));
-    option->option_text(std::string(spec.value_name));
+    CLI::Option* option = app->add_option(CliNames(spec), callback)->trigger_on_parse();
     if (!required) option->expected(0, 0);  // "-p": no value; "--progress=FD": one
     if (spec.arg == ArgKind::kNone) option->disable_flag_override();
   }

@@ -26,8 +26,7 @@ namespace nbdcopy {
 using OptionCallback =
     std::function<void(const OptionSpec& spec, const std::optional<std::string>& value)>;
 
-// Every option of OptionTable(), with its --help group and description;
-// on_option may be empty when the App only prints --help.
+// Every option of OptionTable(): its names, and whether it takes a value.
 std::unique_ptr<CLI::App> MakeApp(OptionCallback on_option);
 
 // Runs a MakeApp App over args (each App once) and returns the operand
