@@ -1,8 +1,8 @@
 // Every option once: its names, what value it takes, how --help shows it
-// and what it does. The parser, --help, --long-options and
-// --short-options all read this table, so they cannot disagree, and the
-// defaults --help shows are read from a default-constructed Options
-// rather than typed in.
+// and what it does. getopt_long's reading of the command line, CLI11's
+// definitions, --help, --long-options and --short-options are all made
+// from this table, so they cannot disagree; the defaults --help shows are
+// read from a default-constructed Options rather than typed in.
 #ifndef NBDCOPY_CLI_OPTION_TABLE_H_
 #define NBDCOPY_CLI_OPTION_TABLE_H_
 
@@ -34,6 +34,9 @@ struct OptionSpec {
   std::string_view alias = {};  // a second long name meaning the same; empty: none
   char short_name = '\0';       // '\0': none
   ArgKind arg = ArgKind::kNone;
+  // libnbd's nbdcopy (1.24) has the option too: an abbreviation it reads
+  // as this option means this option here, whatever we add.
+  bool upstream = false;
   std::string_view value_name = {};  // --help's name for the value: "N" in "--sparse=N"
   bool unlisted = false;             // left out of --long-options (it is for completion)
   HelpGroup group = HelpGroup::kActions;

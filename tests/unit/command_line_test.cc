@@ -450,13 +450,17 @@ TEST(CommandLineTest, BracketedCommandOptionsGetAHint) {
   EXPECT_EQ(ParseError({"a b", "[", "c", "-x", "it's", "]"}),
             "-x: unknown option\noptions of a bracketed command need '--' before the operands: "
             "nbdcopy -- 'a b' [ c -x 'it'\\''s' ]");
+  // A "--" inside the brackets stays there.
+  EXPECT_EQ(ParseError({"a", "[", "c", "-f", "--", "x", "]"}),
+            "-f: unknown option\noptions of a bracketed command need '--' before the operands: "
+            "nbdcopy -- a [ c -f -- x ]");
   // Not for an unknown option of ours.
   EXPECT_EQ(ParseError({"--bogus", "src", "[", "c", "-f", "]"}), "--bogus: unknown option");
 }
 
-TEST(CommandLineTest, WordsCli11WouldMisreadAreRefused) {
-  // CLI11 alone would read "-v-flush" as "-v --flush", "-v-" as "-v --",
-  // "--x=" as "--x" plus the next word, and let "--flag=true" through.
+TEST(CommandLineTest, DashInAClusterAndEmptyOrFlagValuesAreRefused) {
+  // As getopt_long: "-v-flush" is "-v" and the unknown option "-", and
+  // "--flag=true" is refused; "--name=" gives no value, also refused.
   EXPECT_EQ(ParseError({"-v-flush", "a", "b"}), "--: unknown option");
   EXPECT_EQ(ParseError({"-v-help"}), "--: unknown option");
   EXPECT_EQ(ParseError({"-pv-", "a", "b"}), "--: unknown option");
@@ -464,13 +468,20 @@ TEST(CommandLineTest, WordsCli11WouldMisreadAreRefused) {
   EXPECT_EQ(ParseError({"--flush=true", "a", "b"}), "--flush: does not take a value");
   EXPECT_EQ(ParseError({"--help=true"}), "--help: does not take a value");
   EXPECT_EQ(ParseError({"--bogus=", "a", "b"}), "--bogus: unknown option");
+  // "{}" after "=" is no value, as CLI11 reads it.
+  const Options braces = ParseOk({"--flush={}", "--json={}", "a", "b"});
+  EXPECT_TRUE(braces.flush);
+  EXPECT_TRUE(braces.json);
+  EXPECT_FALSE(braces.json_file);
   // A bad word before the refused one comes first; after "--", operands.
   EXPECT_EQ(ParseError({"--bogus", "--flush=", "a", "b"}), "--bogus: unknown option");
   EXPECT_EQ(ParseError({"-x", "-v-", "a", "b"}), "-x: unknown option");
   EXPECT_EQ(ParseOk({"a", "--", "--flush="}).destination, Words{"--flush="});
   EXPECT_EQ(ParseOk({"--", "-v-", "b"}).source, Words{"-v-"});
-  // Such a word is refused even as the value of the option before it.
-  EXPECT_EQ(ParseError({"--blkhash-file", "--json=", "a", "b"}), "--json: missing value after '='");
+  // As the value of the option before, such a word is a value, as in getopt.
+  EXPECT_EQ(ParseOk({"--blkhash-file", "--json=", "a", "b"}).blkhash_file, "--json=");
+  EXPECT_EQ(ParseError({"-R", "-v-", "a", "b"}), "--requests: not a number: '-v-'");
+  EXPECT_EQ(ParseError({"--rate", "--", "-v-", "a", "b"}), "--: unknown option");
 }
 
 TEST(CommandLineTest, RepeatedParsesStartAfresh) {
