@@ -1,8 +1,10 @@
 // Every option once: its names, what value it takes, how --help shows it
 // and what it does. getopt_long's reading of the command line, CLI11's
 // definitions, --help, --long-options and --short-options are all made
-// from this table, so they cannot disagree; the defaults --help shows are
-// read from a default-constructed Options rather than typed in.
+// from this table, so they cannot disagree, and OptionTableTest holds the
+// bash completion and the man page's option list to it. The defaults
+// --help shows are read from a default-constructed Options rather than
+// typed in.
 #ifndef NBDCOPY_CLI_OPTION_TABLE_H_
 #define NBDCOPY_CLI_OPTION_TABLE_H_
 
