@@ -2,6 +2,7 @@
 // which CLI11 then parses, applying each option as it comes; then the
 // operands.
 #include <CLI/CLI.hpp>
+#include <algorithm>
 
 #include "cli/getopt_reading.h"
 #include "cli/option_table.h"
@@ -43,19 +44,14 @@ std::unique_ptr<CLI::App> MakeApp(const OptionCallback& on_option) {
 // "]" or an empty "[ ]" is left for ClassifyEndpoint to judge.
 Status SetOperands(const std::vector<std::string>& words, Options* options) {
   std::vector<std::vector<std::string>> operands;
-  for (size_t i = 0; i < words.size(); ++i) {
-    size_t end = i + 1;  // one word, or "[" up to its "]"
-    if (words[i] == "[") {
-      while (end < words.size() && words[end] != "]") ++end;
-      if (end == words.size()) {
-        return Status::Error(
-            "'[' without a matching ']' (write '[ CMD ARGS ... ]' as separate words)");
-      }
-      ++end;
+  for (auto word = words.begin(); word != words.end();) {
+    const auto last = *word == "[" ? std::find(word, words.end(), "]") : word;
+    if (last == words.end()) {
+      return Status::Error(
+          "'[' without a matching ']' (write '[ CMD ARGS ... ]' as separate words)");
     }
-    operands.emplace_back(words.begin() + static_cast<ptrdiff_t>(i),
-                          words.begin() + static_cast<ptrdiff_t>(end));
-    i = end - 1;
+    operands.emplace_back(word, last + 1);
+    word = last + 1;
   }
   if (operands.size() != 2) {
     const size_t count = operands.size();

@@ -46,9 +46,10 @@ struct OptionSpec {
   // by shown_default(Options()).
   std::string_view help = {};
   std::string (*shown_default)(const Options& defaults) = nullptr;
-  // What the option does: checks the value and sets it in *command_line.
-  // Called in command-line order, so a later value wins. The error says
-  // what is wrong with the value; the caller puts the option's name first.
+  // What the option does: checks the value (set when it is required) and
+  // sets it in *command_line. Called in command-line order, so a later
+  // value wins. The error says what is wrong with the value; the caller
+  // puts the option's name first.
   Status (*apply)(const OptionValue& value, CommandLine* command_line) = nullptr;
 };
 

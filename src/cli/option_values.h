@@ -35,24 +35,18 @@ template <unsigned Options::*member, uint64_t min, uint64_t max>
 Status SetNumber(const OptionValue& value, CommandLine* command_line) {
   Result<uint64_t> number = ParseNumber(*value, max);
   if (!number.ok()) return number.status();
-  if constexpr (min > 0) {
+  if constexpr (min > 0) {  // (an unsigned "< 0" would not compile with -Werror)
     if (*number < min) return Status::Error("must be at least " + std::to_string(min));
   }
   command_line->options.*member = static_cast<unsigned>(*number);
   return Status::Ok();
 }
 
-// Any text, even empty, into an optional member (--dirty-bitmap=NAME).
-template <std::optional<std::string> Options::*member>
+// Text into an optional member (--dirty-bitmap=NAME); a file name
+// (--checkpoint=FILE) must not be empty.
+template <std::optional<std::string> Options::*member, bool file_name = false>
 Status SetText(const OptionValue& value, CommandLine* command_line) {
-  command_line->options.*member = *value;
-  return Status::Ok();
-}
-
-// A file name, not empty, into an optional member (--checkpoint=FILE).
-template <std::optional<std::string> Options::*member>
-Status SetFileName(const OptionValue& value, CommandLine* command_line) {
-  if (value->empty()) return Status::Error("needs a file name");
+  if (file_name && value->empty()) return Status::Error("needs a file name");
   command_line->options.*member = *value;
   return Status::Ok();
 }
