@@ -4,7 +4,8 @@
 // - the operands are the input's words, in order, with "[ CMD ... ]"
 //   grouped into one operand that ClassifyEndpoint accepts as a command;
 // - an error is a non-empty message without the "nbdcopy: " prefix (main
-//   adds it) and without a newline that no input word had;
+//   adds it), never CLI11's refusal of the permuted line (an internal
+//   error), and without a newline that no input word had;
 // - every word goes through ParseSize too, compared with a reference
 //   reading of "DIGITS[K|M|G|T][i][B]" written here independently.
 #include <bit>
@@ -145,9 +146,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     FUZZ_CHECK(!message.empty(), "empty error message");
     FUZZ_CHECK(!message.starts_with("nbdcopy: "), "message carries main's prefix: %s",
                message.c_str());
+    // CLI11 reads the line getopt_long's reading made without refusing it.
+    FUZZ_CHECK(!message.starts_with("internal error: "), "%s", message.c_str());
     // One line, or two where the second is the hint for a "[ CMD ]"
-    // written without "--" (cli_app.cc); more only from words that hold
-    // a newline themselves.
+    // written without "--" (getopt_reading.cc); more only from words that
+    // hold a newline themselves.
     constexpr std::string_view kBracketHint =
         "\noptions of a bracketed command need '--' before the operands: nbdcopy ";
     std::string_view first = message;

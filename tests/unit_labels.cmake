@@ -9,7 +9,7 @@ set(unit_feature_suites
   blkhash BlkhashTest BlkhashSequentialTest -
   checksum OrderedChecksumTest CopyBooksChecksumTest -
   progress ProgressTest RenderTest FormatTest -
-  option OptionChecksTest OptionsTest OptionTableTest LongOptionNamesTest HelpTextTest ParseNumberTest ParseSizeTest FormatSizeTest
+  option OptionChecksTest CommandLineTest OptionTableTest GetoptReadingTest HelpTextTest ParseNumberTest ParseSizeTest FormatSizeTest
          QuotedTest RateLimiterTest -
   tls NbdTlsTest -
   json ReportTest RunOutputTest -)

@@ -43,7 +43,7 @@ Words Lines(const std::string& text) {
   return lines;
 }
 
-TEST(OptionsTest, Defaults) {
+TEST(CommandLineTest, Defaults) {
   Options options = ParseOk({"src", "dst"});
   EXPECT_FALSE(options.allocated);
   EXPECT_EQ(options.connections, 4u);
@@ -65,7 +65,7 @@ TEST(OptionsTest, Defaults) {
   EXPECT_EQ(options.destination, Words{"dst"});
 }
 
-TEST(OptionsTest, Flags) {
+TEST(CommandLineTest, Flags) {
   EXPECT_TRUE(ParseOk({"--allocated", "a", "b"}).allocated);
   EXPECT_TRUE(ParseOk({"--destination-is-zero", "a", "b"}).destination_is_zero);
   EXPECT_TRUE(ParseOk({"--target-is-zero", "a", "b"}).destination_is_zero);
@@ -83,7 +83,7 @@ TEST(OptionsTest, Flags) {
   EXPECT_TRUE(ParseOk({"-v", "--verbose", "a", "b"}).verbose);  // repeats are fine
 }
 
-TEST(OptionsTest, Timeout) {
+TEST(CommandLineTest, Timeout) {
   EXPECT_EQ(ParseOk({"a", "b"}).timeout, 300u);
   EXPECT_EQ(ParseOk({"--timeout=0", "a", "b"}).timeout, 0u);
   EXPECT_EQ(ParseOk({"--timeout", "5", "a", "b"}).timeout, 5u);
@@ -94,7 +94,7 @@ TEST(OptionsTest, Timeout) {
   EXPECT_EQ(ParseError({"--timeout=-1", "a", "b"}), "--timeout: must not be negative: '-1'");
 }
 
-TEST(OptionsTest, CountsShortAndLong) {
+TEST(CommandLineTest, CountsShortAndLong) {
   EXPECT_EQ(ParseOk({"-C", "2", "a", "b"}).connections, 2u);
   EXPECT_EQ(ParseOk({"-C2", "a", "b"}).connections, 2u);
   EXPECT_EQ(ParseOk({"--connections=3", "a", "b"}).connections, 3u);
@@ -110,7 +110,7 @@ TEST(OptionsTest, CountsShortAndLong) {
   EXPECT_EQ(ParseOk({"-C", "4294967295", "a", "b"}).connections, 4294967295u);
 }
 
-TEST(OptionsTest, SizesShortLongAndHuman) {
+TEST(CommandLineTest, SizesShortLongAndHuman) {
   EXPECT_EQ(ParseOk({"--request-size=4096", "a", "b"}).request_size, 4096u);
   EXPECT_EQ(ParseOk({"--request-size", "32M", "a", "b"}).request_size, 32u << 20);
   EXPECT_EQ(ParseOk({"--request-size=4194304", "a", "b"}).request_size, 4u << 20);
@@ -124,7 +124,7 @@ TEST(OptionsTest, SizesShortLongAndHuman) {
   EXPECT_EQ(ParseOk({"--sparse", "64K", "a", "b"}).sparse_size, 64u << 10);
 }
 
-TEST(OptionsTest, Json) {
+TEST(CommandLineTest, Json) {
   Options plain = ParseOk({"a", "b"});
   EXPECT_FALSE(plain.json);
   Options stdout_report = ParseOk({"--json", "a", "b"});
@@ -138,7 +138,7 @@ TEST(OptionsTest, Json) {
   EXPECT_EQ(ParseError({"--json=", "a", "b"}), "--json: missing value after '='");
 }
 
-TEST(OptionsTest, Progress) {
+TEST(CommandLineTest, Progress) {
   Options bar = ParseOk({"-p", "a", "b"});
   EXPECT_EQ(bar.progress, ProgressMode::kBar);
   EXPECT_EQ(bar.progress_fd, -1);
@@ -163,7 +163,7 @@ TEST(OptionsTest, Progress) {
   EXPECT_EQ(operand.source, Words{"3"});
 }
 
-TEST(OptionsTest, Blkhash) {
+TEST(CommandLineTest, Blkhash) {
   std::optional<BlkhashSpec> bare = ParseOk({"--blkhash", "a", "b"}).blkhash;
   ASSERT_TRUE(bare.has_value());
   EXPECT_EQ(bare->algorithm, "sha256");
@@ -190,7 +190,7 @@ TEST(OptionsTest, Blkhash) {
   EXPECT_FALSE(ParseOk({"--blkhash-file=x", "a", "b"}).blkhash.has_value());
 }
 
-TEST(OptionsTest, Checksum) {
+TEST(CommandLineTest, Checksum) {
   std::optional<ChecksumSpec> bare = ParseOk({"--checksum", "a", "b"}).checksum;
   ASSERT_TRUE(bare.has_value());
   EXPECT_EQ(bare->algorithm, "sha256");
@@ -233,7 +233,7 @@ TEST(OptionsTest, Checksum) {
   EXPECT_EQ(ParseOk({"--checksum-file", "sum", "a", "b"}).checksum_file, "sum");
 }
 
-TEST(OptionsTest, CombinedShortFlags) {
+TEST(CommandLineTest, CombinedShortFlags) {
   Options options = ParseOk({"-vp", "a", "b"});
   EXPECT_TRUE(options.verbose);
   EXPECT_EQ(options.progress, ProgressMode::kBar);
@@ -244,7 +244,7 @@ TEST(OptionsTest, CombinedShortFlags) {
   EXPECT_EQ(options.requests, 7u);
 }
 
-TEST(OptionsTest, OptionsAfterAndBetweenOperands) {
+TEST(CommandLineTest, OptionsAfterAndBetweenOperands) {
   Options options = ParseOk({"a", "-C", "2", "b", "--flush", "--request-size=1M"});
   EXPECT_EQ(options.source, Words{"a"});
   EXPECT_EQ(options.destination, Words{"b"});
@@ -253,13 +253,13 @@ TEST(OptionsTest, OptionsAfterAndBetweenOperands) {
   EXPECT_EQ(options.request_size, 1u << 20);
 }
 
-TEST(OptionsTest, LastValueWins) {
+TEST(CommandLineTest, LastValueWins) {
   EXPECT_EQ(ParseOk({"-C", "2", "--connections=3", "a", "b"}).connections, 3u);
   // Every occurrence is still checked, as getopt would.
   EXPECT_EQ(ParseError({"-C", "0", "-C", "3", "a", "b"}), "--connections: must be at least 1");
 }
 
-TEST(OptionsTest, OperandsAndCommands) {
+TEST(CommandLineTest, OperandsAndCommands) {
   Options options = ParseOk({"--", "-", "[", "qemu-nbd", "-f", "qcow2", "d.qcow2", "]"});
   EXPECT_EQ(options.source, Words{"-"});
   EXPECT_EQ(options.destination, (Words{"[", "qemu-nbd", "-f", "qcow2", "d.qcow2", "]"}));
@@ -286,7 +286,7 @@ TEST(OptionsTest, OperandsAndCommands) {
   EXPECT_EQ(ParseOk({"[", "]", "x"}).source, (Words{"[", "]"}));
 }
 
-TEST(OptionsTest, OperandCountErrors) {
+TEST(CommandLineTest, OperandCountErrors) {
   EXPECT_EQ(ParseError({}), "expected SOURCE and DESTINATION, got 0 operands (try --help)");
   EXPECT_EQ(ParseError({"a"}), "expected SOURCE and DESTINATION, got 1 operand (try --help)");
   EXPECT_EQ(ParseError({"a", "b", "c"}),
@@ -302,7 +302,7 @@ struct Rejection {
   std::string message;
 };
 
-TEST(OptionsTest, EveryRejectionNamesTheOptionAndReason) {
+TEST(CommandLineTest, EveryRejectionNamesTheOptionAndReason) {
   const std::vector<Rejection> cases = {
       {{"-C", "0", "a", "b"}, "--connections: must be at least 1"},
       {{"--connections=0", "a", "b"}, "--connections: must be at least 1"},
@@ -401,7 +401,7 @@ TEST(OptionsTest, EveryRejectionNamesTheOptionAndReason) {
   }
 }
 
-TEST(OptionsTest, FirstBadWordWins) {
+TEST(CommandLineTest, FirstBadWordWins) {
   // As getopt_long finds them, in command-line order.
   EXPECT_EQ(ParseError({"--bogus", "--allocated=1", "a", "b"}), "--bogus: unknown option");
   EXPECT_EQ(ParseError({"--allocated=1", "--bogus", "a", "b"}),
@@ -411,7 +411,7 @@ TEST(OptionsTest, FirstBadWordWins) {
   EXPECT_EQ(ParseError({"-C", "0", "--bogus", "a", "b"}), "--bogus: unknown option");
 }
 
-TEST(OptionsTest, LongOptionsAbbreviatedAsGetoptLong) {
+TEST(CommandLineTest, LongOptionsAbbreviatedAsGetoptLong) {
   EXPECT_EQ(ParseOk({"--conn=2", "a", "b"}).connections, 2u);
   EXPECT_EQ(ParseOk({"--conn", "2", "a", "b"}).connections, 2u);
   EXPECT_EQ(ParseOk({"--c=3", "a", "b"}).connections, 3u);  // libnbd's reading
@@ -438,7 +438,7 @@ TEST(OptionsTest, LongOptionsAbbreviatedAsGetoptLong) {
             "option '--ve' is ambiguous; possibilities: '--verbose' '--verify' '--version'");
 }
 
-TEST(OptionsTest, BracketedCommandOptionsGetAHint) {
+TEST(CommandLineTest, BracketedCommandOptionsGetAHint) {
   EXPECT_EQ(ParseError({"src", "[", "qemu-nbd", "-f", "qcow2", "out.qcow2", "]"}),
             "-f: unknown option\noptions of a bracketed command need '--' before the operands: "
             "nbdcopy -- src [ qemu-nbd -f qcow2 out.qcow2 ]");
@@ -450,13 +450,17 @@ TEST(OptionsTest, BracketedCommandOptionsGetAHint) {
   EXPECT_EQ(ParseError({"a b", "[", "c", "-x", "it's", "]"}),
             "-x: unknown option\noptions of a bracketed command need '--' before the operands: "
             "nbdcopy -- 'a b' [ c -x 'it'\\''s' ]");
+  // A "--" inside the brackets stays there.
+  EXPECT_EQ(ParseError({"a", "[", "c", "-f", "--", "x", "]"}),
+            "-f: unknown option\noptions of a bracketed command need '--' before the operands: "
+            "nbdcopy -- a [ c -f -- x ]");
   // Not for an unknown option of ours.
   EXPECT_EQ(ParseError({"--bogus", "src", "[", "c", "-f", "]"}), "--bogus: unknown option");
 }
 
-TEST(OptionsTest, WordsCli11WouldMisreadAreRefused) {
-  // CLI11 alone would read "-v-flush" as "-v --flush", "-v-" as "-v --",
-  // "--x=" as "--x" plus the next word, and let "--flag=true" through.
+TEST(CommandLineTest, DashInAClusterAndEmptyOrFlagValuesAreRefused) {
+  // As getopt_long: "-v-flush" is "-v" and the unknown option "-", and
+  // "--flag=true" is refused; "--name=" gives no value, also refused.
   EXPECT_EQ(ParseError({"-v-flush", "a", "b"}), "--: unknown option");
   EXPECT_EQ(ParseError({"-v-help"}), "--: unknown option");
   EXPECT_EQ(ParseError({"-pv-", "a", "b"}), "--: unknown option");
@@ -464,16 +468,23 @@ TEST(OptionsTest, WordsCli11WouldMisreadAreRefused) {
   EXPECT_EQ(ParseError({"--flush=true", "a", "b"}), "--flush: does not take a value");
   EXPECT_EQ(ParseError({"--help=true"}), "--help: does not take a value");
   EXPECT_EQ(ParseError({"--bogus=", "a", "b"}), "--bogus: unknown option");
+  // "{}" after "=" is no value, as CLI11 reads it.
+  const Options braces = ParseOk({"--flush={}", "--json={}", "a", "b"});
+  EXPECT_TRUE(braces.flush);
+  EXPECT_TRUE(braces.json);
+  EXPECT_FALSE(braces.json_file);
   // A bad word before the refused one comes first; after "--", operands.
   EXPECT_EQ(ParseError({"--bogus", "--flush=", "a", "b"}), "--bogus: unknown option");
   EXPECT_EQ(ParseError({"-x", "-v-", "a", "b"}), "-x: unknown option");
   EXPECT_EQ(ParseOk({"a", "--", "--flush="}).destination, Words{"--flush="});
   EXPECT_EQ(ParseOk({"--", "-v-", "b"}).source, Words{"-v-"});
-  // Such a word is refused even as the value of the option before it.
-  EXPECT_EQ(ParseError({"--blkhash-file", "--json=", "a", "b"}), "--json: missing value after '='");
+  // As the value of the option before, such a word is a value, as in getopt.
+  EXPECT_EQ(ParseOk({"--blkhash-file", "--json=", "a", "b"}).blkhash_file, "--json=");
+  EXPECT_EQ(ParseError({"-R", "-v-", "a", "b"}), "--requests: not a number: '-v-'");
+  EXPECT_EQ(ParseError({"--rate", "--", "-v-", "a", "b"}), "--: unknown option");
 }
 
-TEST(OptionsTest, RepeatedParsesStartAfresh) {
+TEST(CommandLineTest, RepeatedParsesStartAfresh) {
   // getopt_long keeps state between calls: a failed parse may stop inside
   // a cluster ("-xv"), which must not leak into the next one.
   EXPECT_EQ(ParseError({"-xv", "a", "b"}), "-x: unknown option");
@@ -482,7 +493,7 @@ TEST(OptionsTest, RepeatedParsesStartAfresh) {
   EXPECT_EQ(ParseOk({"a", "-R", "9", "b"}).requests, 9u);
 }
 
-TEST(OptionsTest, OperandOrderSurvivesPosixlyCorrect) {
+TEST(CommandLineTest, OperandOrderSurvivesPosixlyCorrect) {
   // getopt_long stops at the first operand under POSIXLY_CORRECT unless told
   // to return operands in order; options after operands must still work.
   setenv("POSIXLY_CORRECT", "1", 1);
@@ -493,7 +504,7 @@ TEST(OptionsTest, OperandOrderSurvivesPosixlyCorrect) {
   EXPECT_EQ(options.destination, Words{"b"});
 }
 
-TEST(OptionsTest, ValueMayLookLikeAnOption) {
+TEST(CommandLineTest, ValueMayLookLikeAnOption) {
   // Like getopt: a required value is the next word, whatever it is.
   EXPECT_EQ(ParseOk({"--blkhash-file", "--flush", "a", "b"}).blkhash_file, "--flush");
   EXPECT_EQ(ParseOk({"--blkhash-file", "--allocated=x", "a", "b"}).blkhash_file, "--allocated=x");
@@ -505,7 +516,7 @@ TEST(OptionsTest, ValueMayLookLikeAnOption) {
   EXPECT_EQ(ParseError({"-C", "4,5", "a", "b"}), "--connections: not a number: '4,5'");
 }
 
-TEST(OptionsTest, Actions) {
+TEST(CommandLineTest, Actions) {
   EXPECT_EQ(ParseAction({"--help"}), Action::kHelp);
   EXPECT_EQ(ParseAction({"-V"}), Action::kVersion);
   EXPECT_EQ(ParseAction({"--version"}), Action::kVersion);
@@ -525,7 +536,7 @@ TEST(OptionsTest, Actions) {
   EXPECT_EQ(ParseError({"--help", "--bogus"}), "--bogus: unknown option");
 }
 
-TEST(OptionsTest, EveryListedOptionParses) {
+TEST(CommandLineTest, EveryListedOptionParses) {
   // Guards against the lists and the parser drifting apart.
   for (const std::string& name : Lines(LongOptionsText())) {
     SCOPED_TRACE(name);
