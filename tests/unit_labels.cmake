@@ -9,8 +9,8 @@ set(unit_feature_suites
   blkhash BlkhashTest BlkhashSequentialTest -
   checksum OrderedChecksumTest CopyBooksChecksumTest -
   progress ProgressTest RenderTest FormatTest -
-  option OptionChecksTest CommandLineTest OptionTableTest GetoptReadingTest HelpTextTest ParseNumberTest ParseSizeTest FormatSizeTest
-         QuotedTest RateLimiterTest -
+  option OptionChecksTest CommandLineTest OptionTableTest GetoptReadingTest HelpTextTest OptionNumbersParseNumberTest OptionNumbersParseSizeTest
+         OptionNumbersFormatSizeTest OptionNumbersQuotedTest RateLimiterTest -
   tls NbdTlsTest -
   json ReportTest RunOutputTest -)
 set(feature "")

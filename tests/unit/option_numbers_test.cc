@@ -7,10 +7,12 @@
 #include <utility>
 #include <vector>
 
+#include "base/size_text.h"
+
 namespace nbdcopy {
 namespace {
 
-TEST(ParseSizeTest, Accepts) {
+TEST(OptionNumbersParseSizeTest, Accepts) {
   const std::vector<std::pair<std::string, uint64_t>> cases = {
       {"0", 0},
       {"4096", 4096},
@@ -38,7 +40,7 @@ TEST(ParseSizeTest, Accepts) {
   }
 }
 
-TEST(ParseSizeTest, Rejects) {
+TEST(OptionNumbersParseSizeTest, Rejects) {
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"", "empty size"},
       {"abc", "not a size: 'abc'"},
@@ -64,14 +66,14 @@ TEST(ParseSizeTest, Rejects) {
   }
 }
 
-TEST(ParseNumberTest, AcceptsPlainDecimalUpToMax) {
+TEST(OptionNumbersParseNumberTest, AcceptsPlainDecimalUpToMax) {
   EXPECT_EQ(*ParseNumber("0", 10), 0u);
   EXPECT_EQ(*ParseNumber("007", 10), 7u);
   EXPECT_EQ(*ParseNumber("10", 10), 10u);
   EXPECT_EQ(*ParseNumber("18446744073709551615", UINT64_MAX), UINT64_MAX);
 }
 
-TEST(ParseNumberTest, Rejects) {
+TEST(OptionNumbersParseNumberTest, Rejects) {
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"", "not a number: ''"},
       {"x", "not a number: 'x'"},
@@ -92,7 +94,7 @@ TEST(ParseNumberTest, Rejects) {
   }
 }
 
-TEST(FormatSizeTest, LargestExactUnit) {
+TEST(OptionNumbersFormatSizeTest, LargestExactUnit) {
   EXPECT_EQ(FormatSize(0), "0");
   EXPECT_EQ(FormatSize(4095), "4095");
   EXPECT_EQ(FormatSize(4096), "4K");
@@ -103,7 +105,7 @@ TEST(FormatSizeTest, LargestExactUnit) {
   EXPECT_EQ(FormatSize(uint64_t{1} << 50), "1024T");  // no unit past T
 }
 
-TEST(FormatSizeTest, ParseSizeReadsItBack) {
+TEST(OptionNumbersFormatSizeTest, ParseSizeReadsItBack) {
   for (uint64_t bytes : {uint64_t{0}, uint64_t{1}, uint64_t{512}, uint64_t{65536},
                          uint64_t{14} << 20, uint64_t{1} << 62, UINT64_MAX}) {
     Result<uint64_t> parsed = ParseSize(FormatSize(bytes));
@@ -112,9 +114,26 @@ TEST(FormatSizeTest, ParseSizeReadsItBack) {
   }
 }
 
-TEST(QuotedTest, AddsSingleQuotes) {
+TEST(OptionNumbersQuotedTest, AddsSingleQuotes) {
   EXPECT_EQ(Quoted(""), "''");
   EXPECT_EQ(Quoted("a b"), "'a b'");
+}
+
+// The command line's ParseSize is the shared ParseSizeText, so --ranges
+// lists and options read sizes alike (the cases above).
+TEST(OptionNumbersParseSizeTest, IsTheSharedSizeTextParser) {
+  for (std::string text : {"0", "4096", "32K", "32kib", "16MB", "1G", "2T", "", "-1", "abc", "12X",
+                           "1 K", "0x10", "99999999999G", "18446744073709551616"}) {
+    Result<uint64_t> cli = ParseSize(text), base = ParseSizeText(text);
+    ASSERT_EQ(cli.ok(), base.ok()) << text;
+    if (cli.ok()) {
+      EXPECT_EQ(*cli, *base) << text;
+    } else {
+      EXPECT_EQ(cli.status().message(), base.status().message()) << text;
+    }
+  }
+  EXPECT_EQ(ParseSizeText("0x10").status().message(),
+            "unknown size suffix 'x10' in '0x10' (use K, M, G or T)");  // no hex on the CLI
 }
 
 }  // namespace

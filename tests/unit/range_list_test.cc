@@ -8,8 +8,6 @@
 #include <string_view>
 #include <vector>
 
-#include "base/size_text.h"
-#include "cli/option_numbers.h"
 
 namespace nbdcopy {
 namespace {
@@ -317,23 +315,6 @@ TEST(RangeListTest, ByteOrderMarkAndLeadingWhitespace) {
                    "0 8\n"),
             (Runs{{0, 8}}));
   EXPECT_EQ(RunsOf("\xEF\xBB\xBF \n\t[{\"offset\": 8, \"length\": 8}]"), (Runs{{8, 8}}));
-}
-
-// The command line's ParseSize is the shared ParseSizeText, so --ranges
-// lists and options read sizes alike (option_numbers_test has the cases).
-TEST(SizeTextTest, CommandLineParsesSizesTheSameWay) {
-  for (std::string text : {"0", "4096", "32K", "32kib", "16MB", "1G", "2T", "", "-1", "abc", "12X",
-                           "1 K", "0x10", "99999999999G", "18446744073709551616"}) {
-    Result<uint64_t> cli = ParseSize(text), base = ParseSizeText(text);
-    ASSERT_EQ(cli.ok(), base.ok()) << text;
-    if (cli.ok()) {
-      EXPECT_EQ(*cli, *base) << text;
-    } else {
-      EXPECT_EQ(cli.status().message(), base.status().message()) << text;
-    }
-  }
-  EXPECT_EQ(ParseSizeText("0x10").status().message(),
-            "unknown size suffix 'x10' in '0x10' (use K, M, G or T)");  // no hex on the CLI
 }
 
 }  // namespace
