@@ -56,13 +56,12 @@ Worker::Worker(SharedCopy& shared, Endpoint& source, Endpoint& destination,
       // only reads ahead into colder buffers.
       max_requests_(source.info().overlapped_io || destination.info().overlapped_io ? plan_.requests
                                                                                     : 1),
-      batch_size_(8 * plan_.request_size),
       slots_(max_requests_),
-      budget_(plan_.min_request_size > 0 ? plan_.min_request_size : plan_.request_size,
-              plan_.request_size, plan_.queue_size),
-      // The budget bounds the bytes in flight; one request may exceed it alone.
+      budget_(plan_.min_request_size, plan_.request_size, plan_.queue_size),
       books_(shared.books, destination, opened_mid_copy),
-      arena_(std::max(plan_.queue_size, plan_.request_size), max_requests_) {
+      // The budget bounds the bytes in flight (one request may exceed it
+      // alone): the queue holds one request at least (CopyPlan).
+      arena_(plan_.queue_size, max_requests_) {
   for (unsigned i = max_requests_; i > 0; --i) free_slots_.push_back(i - 1);
 }
 
@@ -99,7 +98,7 @@ void Worker::Admit() {
   while (requests_in_flight_ < max_requests_) {
     if (pieces_.empty()) {
       if (map_done_) return;
-      map_done_ = !shared_.map.TakeBatch(source_, plan_.use_extents, batch_size_, &pieces_);
+      map_done_ = !shared_.map.TakeBatch(source_, plan_.use_extents, plan_.batch_size, &pieces_);
       continue;
     }
     if (!pieces_.front().reads()) {

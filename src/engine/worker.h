@@ -36,10 +36,8 @@ namespace nbdcopy {
 // used from any worker thread.
 class SharedCopy {
  public:
-  SharedCopy(const CopyPlan& plan, uint64_t size, CopyBooks& books)
-      : plan(plan),
-        books(books),
-        map(RulesFor(plan, size), plan.skip_costly_maps, plan.coverage.get()) {}
+  SharedCopy(const CopyPlan& plan, CopyBooks& books)
+      : plan(plan), books(books), map(plan.rules, plan.skip_costly_maps, plan.coverage.get()) {}
 
   // Keeps the first failure; every worker stops admitting work after it.
   void Fail(Status status) EXCLUDES(mutex_);
@@ -111,7 +109,6 @@ class Worker {
   const PiecePolicy policy_;
   CloneRule clone_;
   const unsigned max_requests_;
-  const uint64_t batch_size_;  // data bytes taken from the work map at a time
   std::vector<Slot> slots_;
   std::vector<unsigned> free_slots_;
   std::deque<Piece> pieces_;  // taken from the map, not yet started

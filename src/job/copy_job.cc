@@ -219,8 +219,8 @@ Status CheckAndReport(const Options& options, const PreparedCopy& prepared, Endp
     if (options.verbose) PrintIncrementalStats(options, *report);
     length = *report->size;
     if (options.verify) {
-      digests = HashImage(options, prepared.plan, *endpoints.source, length, specs,
-                          VerifyCoverage(prepared.plan));
+      digests =
+          HashImage(prepared.plan, *endpoints.source, length, specs, VerifyCoverage(prepared.plan));
       if (!digests.ok()) return digests.status().WithPrefix("--verify");
     }
   }
@@ -232,8 +232,8 @@ Status CheckAndReport(const Options& options, const PreparedCopy& prepared, Endp
     if (!status.ok()) return status;
   }
   if (options.verify) {
-    Status status = Verify(options, prepared.plan, *endpoints.destination, length, specs, *digests,
-                           report, VerifyCoverage(prepared.plan));
+    Status status = Verify(prepared.plan, *endpoints.destination, length, specs, *digests, report,
+                           VerifyCoverage(prepared.plan));
     if (!status.ok()) return status;
   }
   return Status::Ok();
@@ -275,7 +275,7 @@ Status Copy(const Options& options, std::optional<Progress>* progress, RunReport
   uint64_t length = 0;
   // An incremental copy reads part of the source: --verify hashes it whole, later.
   Result<Digests> digests =
-      CopyAndHash(options, prepared->plan, source, *endpoints->destination, **progress,
+      CopyAndHash(prepared->plan, source, *endpoints->destination, **progress,
                   incremental ? DigestSpecs{} : specs, &length, &report->stats,
                   prepared->checkpointer);
   if (prepared->checkpointer) report->checkpoints = prepared->checkpointer->checkpoints();

@@ -175,6 +175,7 @@ TEST(CheckpointerTest, ADestinationRestartLosesNothingInEitherEngine) {
       Checkpointer checkpointer(RangeSet(), nullptr, kNever, 256 * kKiB);
       Progress progress(ProgressMode::kNone, -1, size);
       CopyPlan plan = SmallPlan(synchronous);
+      FinishPlan(size, &plan);
       CopyBooks books(plan, progress, nullptr, nullptr, &checkpointer);
       Status status = synchronous ? SyncCopy(plan, source, destination, books)
                                   : ParallelCopy(plan, source, destination, books);
@@ -206,6 +207,7 @@ TEST(CheckpointerTest, AResumedCopyNeitherReadsNorWritesWhatIsDone) {
     Recorder recorder;
     Checkpointer checkpointer(*done, recorder.Function(), kNever, 1ULL << 40);
     Progress progress(ProgressMode::kNone, -1, size);
+    FinishPlan(size, &plan);
     CopyBooks books(plan, progress, nullptr, nullptr, &checkpointer);
     Status status = synchronous ? SyncCopy(plan, source, destination, books)
                                 : ParallelCopy(plan, source, destination, books);
