@@ -141,7 +141,7 @@ bool Worker::StartReadingPiece() {
   std::byte* buffer = arena_.Take(piece.length);
   if (buffer == nullptr) return false;
   rate_wait_ = books_.ReadWait(piece.length);
-  if (rate_wait_ != RateLimiter::Clock::duration::zero()) {
+  if (rate_wait_ != Clock::duration::zero()) {
     arena_.Give(buffer, piece.length);
     return false;
   }
@@ -149,7 +149,7 @@ bool Worker::StartReadingPiece() {
   unsigned index = TakeSlot(piece);
   Slot& slot = slots_[index];
   slot.alone = bytes_in_flight_ == 0;
-  slot.started = AdaptiveBudget::Clock::now();
+  slot.started = budget_.Now();
   slot.buffer = buffer;
   slot.pending = 1;
   bytes_in_flight_ += piece.length;
@@ -262,7 +262,7 @@ void Worker::Release(unsigned index) {
   }
   if (slot.buffer != nullptr) {
     bytes_in_flight_ -= piece.length;
-    budget_.OnDone(piece.length, slot.started, slot.alone, AdaptiveBudget::Clock::now());
+    budget_.OnDone(piece.length, slot.started, slot.alone);
     arena_.Give(slot.buffer, piece.length);
     slot.buffer = nullptr;
   }
@@ -277,7 +277,7 @@ void Worker::WaitForEvents() {
   Endpoint* owners[3];
   nfds_t count = 0;
   int timeout_ms = -1;
-  if (rate_wait_ != RateLimiter::Clock::duration::zero()) {  // --rate: ask again then
+  if (rate_wait_ != Clock::duration::zero()) {  // --rate: ask again then
     timeout_ms = static_cast<int>(
         std::chrono::ceil<std::chrono::milliseconds>(std::exchange(rate_wait_, {})).count());
   }

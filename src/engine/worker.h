@@ -79,7 +79,7 @@ class Worker {
     Piece piece;                                // (the part this request covers)
     std::byte* buffer = nullptr;                // pieces that read; length bytes, from arena_
     unsigned pending = 0;                       // operations still running
-    AdaptiveBudget::Clock::time_point started;  // pieces that read: when the read started
+    Clock::time_point started;  // pieces that read: when the read started (the budget's clock)
     bool alone = false;  // pieces that read: nothing else was in flight at the start
     bool ok = true;      // every operation so far succeeded (and was started)
     uint64_t epoch = 0;  // Bookkeeper::Started() at the start
@@ -114,7 +114,7 @@ class Worker {
   std::deque<Piece> pieces_;  // taken from the map, not yet started
   bool map_done_ = false;
   // --rate: how long before the cap lets the next read start (0: now).
-  RateLimiter::Clock::duration rate_wait_{};
+  Clock::duration rate_wait_{};
   unsigned requests_in_flight_ = 0;
   uint64_t bytes_in_flight_ = 0;
   AdaptiveBudget budget_;

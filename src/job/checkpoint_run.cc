@@ -26,11 +26,11 @@ constexpr uint64_t kDestinationSampleSize = 64 * 1024;
 
 }  // namespace
 
-std::chrono::steady_clock::duration CheckpointInterval() {
+Clock::duration CheckpointInterval() {
   if (const char* text = std::getenv("NBDCOPY_CHECKPOINT_SECONDS")) {
     double seconds = std::strtod(text, nullptr);
     if (seconds > 0) {
-      return std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+      return std::chrono::duration_cast<Clock::duration>(
           std::chrono::duration<double>(seconds));
     }
   }

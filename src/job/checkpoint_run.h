@@ -18,6 +18,7 @@
 #include <optional>
 #include <string>
 
+#include "base/clock.h"
 #include "base/file_system.h"
 #include "base/range_set.h"
 #include "endpoints/endpoint_spec.h"
@@ -34,7 +35,7 @@ namespace nbdcopy {
 inline constexpr std::chrono::seconds kCheckpointInterval{5};
 inline constexpr uint64_t kCheckpointBytes = uint64_t{2} << 30;
 // kCheckpointInterval, or what NBDCOPY_CHECKPOINT_SECONDS says.
-std::chrono::steady_clock::duration CheckpointInterval();
+Clock::duration CheckpointInterval();
 
 class CheckpointRun {
  public:

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdio>
 
+#include "base/clock.h"
 #include "base/unique_fd.h"
 #include "endpoints/endpoint_spec.h"
 #include "endpoints/open_endpoint.h"
@@ -297,7 +298,7 @@ std::string InterruptedMessage(uint64_t copied, std::optional<uint64_t> total) {
 }  // namespace
 
 CopyOutcome RunCopy(const Options& options) {
-  const auto start = std::chrono::steady_clock::now();
+  const auto start = Clock::now();
   std::optional<Progress> progress;
   RunReport report;
   // --retry: a reconnecting endpoint says so between the progress frames,
@@ -321,7 +322,7 @@ CopyOutcome RunCopy(const Options& options) {
     report.signal_number = CancelSignal();
   }
   report.elapsed_seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      std::chrono::duration<double>(Clock::now() - start).count();
   report.exit_status = ExitStatusFor(status);
   if (!status.ok()) report.error = status.message();
   // Never on stdout when stdout carries the data (CheckOptions refused that).
