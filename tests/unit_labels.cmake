@@ -3,7 +3,8 @@
 # a handful of end-to-end copies), and adds to every case whose suite tests
 # a feature that feature's label.
 set(unit_feature_suites
-  checkpoint CheckpointerTest CopyBooksTest CheckpointFileTest CheckpointFileIoTest CheckpointRunTest -
+  checkpoint CheckpointerTest CopyBooksTest CheckpointFileTest CheckpointFileIoTest CheckpointRunTest
+             RunEnvironmentTest -
   retry ExportChangeTest ConnectionStateTest -
   incremental IncrementalCopyTest SummarizeDirtyTest RangeListTest RangesRunTest TextLexerTest -
   blkhash BlkhashTest SequentialBlkhashTest -

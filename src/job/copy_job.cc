@@ -25,6 +25,7 @@
 #include "job/progress.h"
 #include "job/ranges_run.h"
 #include "job/report.h"
+#include "job/run_environment.h"
 #include "job/run_output.h"
 #include "nbdcopy/cancel.h"
 #include "plan/copy_plan.h"
@@ -61,7 +62,8 @@ Status LoadDigestsIfNeeded(const Options& options) {
 
 // Classifies and checks the operands and options, then opens the source
 // first: if it cannot be opened the destination is never touched.
-Result<EndpointPair> OpenEndpoints(const Options& options, RunReport* report,
+Result<EndpointPair> OpenEndpoints(const Options& options, const RunEnvironment& environment,
+                                   RunReport* report,
                                    const std::shared_ptr<ReconnectNotices>& notices) {
   Result<EndpointSpec> source_spec = ClassifyEndpoint(options.source, Role::kSource);
   if (!source_spec.ok()) return source_spec.status();
@@ -93,6 +95,7 @@ Result<EndpointPair> OpenEndpoints(const Options& options, RunReport* report,
   flags.timeout = options.timeout;
   flags.retry = options.retry;
   flags.notices = notices;
+  flags.io_uring = environment.io_uring;
   OpenFlags source_flags = flags;
   source_flags.dirty_bitmap = options.dirty_bitmap.value_or("");
   source_flags.overlapped_file_io = OverlapFileIo(destination_spec->kind);
@@ -147,9 +150,8 @@ void RecordPlan(const CopyPlan& plan, const Options& options,
 
 // --retry without --checkpoint: which ranges are durable, in memory, so
 // that a destination restart loses nothing.
-std::unique_ptr<Checkpointer> RetryCheckpointer() {
-  return std::make_unique<Checkpointer>(RangeSet(), nullptr, CheckpointInterval(),
-                                        kCheckpointBytes);
+std::unique_ptr<Checkpointer> RetryCheckpointer(Clock::duration interval) {
+  return std::make_unique<Checkpointer>(RangeSet(), nullptr, interval, kCheckpointBytes);
 }
 
 // What this copy covers (plan/coverage.h), decided once from the options,
@@ -176,7 +178,8 @@ struct PreparedCopy {
 };
 
 // Plans the copy and prepares the destination: the first change made to it.
-Result<PreparedCopy> PrepareCopy(const Options& options, EndpointPair& endpoints,
+Result<PreparedCopy> PrepareCopy(const Options& options, const RunEnvironment& environment,
+                                 EndpointPair& endpoints,
                                  const std::optional<BlkhashSpec>& hash_spec, RunReport* report) {
   Endpoint& source = *endpoints.source;
   Endpoint& destination = *endpoints.destination;
@@ -186,10 +189,10 @@ Result<PreparedCopy> PrepareCopy(const Options& options, EndpointPair& endpoints
   if (CancelRequested()) return CancelledStatus();  // before the destination is touched
   PreparedCopy prepared;
   if (CheckpointRun* checkpoint = endpoints.checkpoint.get()) {
-    checkpoint->StartBooks(plan->alignment);
+    checkpoint->StartBooks(plan->alignment, environment.checkpoint_interval);
     prepared.checkpointer = checkpoint->checkpointer();
   } else if (options.retry > 0) {
-    prepared.retry_books = RetryCheckpointer();
+    prepared.retry_books = RetryCheckpointer(environment.checkpoint_interval);
     prepared.checkpointer = prepared.retry_books.get();
   }
   if (Status status = PrepareDestination(options, source, destination, &*plan); !status.ok()) {
@@ -243,16 +246,18 @@ Status CheckAndReport(const Options& options, const PreparedCopy& prepared, Endp
 // The job up to its Status, recording in *report what the JSON report
 // needs; *progress is created once the source's size is known, and left
 // for the caller to read and end.
-Status Copy(const Options& options, std::optional<Progress>* progress, RunReport* report,
+Status Copy(const Options& options, const RunEnvironment& environment,
+            std::optional<Progress>* progress, RunReport* report,
             const std::shared_ptr<ReconnectNotices>& notices) {
-  Result<EndpointPair> endpoints = OpenEndpoints(options, report, notices);
+  Result<EndpointPair> endpoints = OpenEndpoints(options, environment, report, notices);
   if (!endpoints.ok()) return endpoints.status();
   Endpoint& source = *endpoints->source;
   const bool incremental = options.incremental();
   std::optional<BlkhashSpec> hash_spec = BlkhashToCompute(options);
   const DigestSpecs specs{hash_spec ? &*hash_spec : nullptr,
                           options.checksum ? &*options.checksum : nullptr};
-  Result<PreparedCopy> prepared = PrepareCopy(options, *endpoints, hash_spec, report);
+  Result<PreparedCopy> prepared =
+      PrepareCopy(options, environment, *endpoints, hash_spec, report);
   if (!prepared.ok()) return prepared.status();
   CheckpointRun* checkpoint = endpoints->checkpoint.get();
 
@@ -308,7 +313,8 @@ CopyOutcome RunCopy(const Options& options) {
     if (progress && progress->Note(line)) return;
     if (verbose) std::fprintf(stderr, "nbdcopy: %s\n", line.c_str());
   };
-  Status status = Copy(options, &progress, &report, notices);
+  // The environment's knobs, read here once (job/run_environment.h).
+  Status status = Copy(options, ReadRunEnvironment(), &progress, &report, notices);
   report.reconnections = notices->reconnections.load();
   const uint64_t copied = progress ? progress->copied() : 0;  // earlier runs' too
   report.bytes_copied = copied - std::min(copied, report.bytes_already_done);
