@@ -7,7 +7,11 @@
   cli > job > engine > plan > endpoints > hash > base (the API anywhere;
   endpoints and hash need nothing of each other, and are on different
   levels so that neither can start to);
-- no file under src/ is over 400 lines, no function over 80.
+- no file under src/ is over 400 lines, no function over 80;
+- every file under src/ and include/ is placed in docs/architecture.md
+  (its name without the extension appears there);
+- the GoogleTest suites of tests/unit/foo_bar_test.cc are named after
+  their file: FooBarTest, or FooBar...Test for a part of it.
 
 Functions are found by their braces (a heuristic, but the code's layout is
 clang-format's). Prints every breach and exits 1 if there is one.
@@ -78,10 +82,34 @@ def functions(text):
             header_start = i + 1
 
 
+def check_placed(path, architecture, problems):
+    stem = os.path.splitext(os.path.basename(path))[0]
+    if not re.search(r"\b" + re.escape(stem) + r"\b", architecture):
+        problems.append(f"{path}: not placed in docs/architecture.md (no '{stem}' there)")
+
+
+SUITE = re.compile(r"^TEST(?:_P|_F)?\(\s*(\w+)\s*,", re.M)
+
+
+def check_suites(problems):
+    folder = os.path.join("tests", "unit")
+    for name in sorted(os.listdir(folder)):
+        if not name.endswith("_test.cc"):
+            continue
+        camel = "".join(word.capitalize() for word in name[:-len("_test.cc")].split("_"))
+        text = open(os.path.join(folder, name), encoding="utf-8").read()
+        for suite in sorted(set(SUITE.findall(text))):
+            if not (suite.startswith(camel) and suite.endswith("Test")):
+                problems.append(f"tests/unit/{name}: suite {suite} is not named after its "
+                                f"file ({camel}...Test)")
+
+
 def main():
     repo = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..")
     os.chdir(repo)
     problems = []
+    architecture = open(os.path.join("docs", "architecture.md"), encoding="utf-8").read()
+    check_suites(problems)
     for top in ("src", "include"):
         for folder, _, names in os.walk(top):
             for name in sorted(names):
@@ -90,6 +118,7 @@ def main():
                 path = os.path.join(folder, name)
                 text = open(path, encoding="utf-8").read()
                 check_includes(path, text, problems)
+                check_placed(path, architecture, problems)
                 lines = text.count("\n")
                 if lines > MAX_FILE_LINES:
                     problems.append(f"{path}: {lines} lines (at most {MAX_FILE_LINES})")

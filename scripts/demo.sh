@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# Quick-start demo: sets up and builds, starts an nbdkit-generated disk (1 GiB,
-# 10% random data, the rest holes), copies it to a local file with a progress
-# bar, and checks the copy byte for byte with qemu-img compare.
+# Quick-start demo: installs what it needs and builds the nbdcopy binary
+# alone (scripts/setup.sh --demo; scripts/test.sh builds the rest), starts
+# an nbdkit-generated disk (1 GiB, 10% random data, the rest holes), copies
+# it to a local file with a progress bar, and checks the copy byte for byte
+# with qemu-img compare.
 # Usage: scripts/demo.sh [SIZE]      (default 1G)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup.sh
+scripts/setup.sh --demo
 size=${1:-1G}
 
 work=$(mktemp -d)

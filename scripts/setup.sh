@@ -1,21 +1,30 @@
 #!/usr/bin/env bash
 # Installs what the build, the tests and the benchmarks need (Debian 12
 # packages only), then configures and builds into ./build.
-# Usage: scripts/setup.sh        (run as root on a fresh machine, or with sudo)
+# Usage: scripts/setup.sh          (run as root on a fresh machine, or with sudo)
+#        scripts/setup.sh --demo   (scripts/demo.sh: what the build and the
+#                                   demo need, and only the nbdcopy target)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+demo=false
+[[ ${1:-} == --demo ]] && demo=true
 
+# The build (configuring needs GoogleTest too: the tests are part of it),
+# and what the demo runs.
 packages=(
   build-essential cmake pkg-config
   libnbd-dev liburing-dev libcli11-dev libfmt-dev libgtest-dev libssl-dev nlohmann-json3-dev
-  nbdkit qemu-utils gnutls-bin libnbd-bin util-linux bash-completion man-db
+  ccache  # every build (plain, asan, tsan) compiles through it when present
+  nbdkit qemu-utils
+)
+$demo || packages+=(
+  gnutls-bin libnbd-bin util-linux bash-completion man-db
   hyperfine gnuplot-nox time python3
   nbd-server  # a third NBD server for the retry/reconnect matrix (tests)
   gddrescue  # ddrescuelog reads the --checkpoint mapfile (tests)
   strace  # the system calls a copy makes (tests: copy-file-to-file-truncate)
   xfsprogs btrfs-progs e2fsprogs  # file systems that share blocks (reflink tests), filefrag
   clang-14 libclang-rt-14-dev libfuzzer-14-dev llvm-14  # sanitizers, fuzzing, symbolized reports
-  ccache  # every build (plain, asan, tsan) compiles through it when present
 )
 missing=()
 for package in "${packages[@]}"; do
@@ -40,4 +49,8 @@ launcher=()
 command -v ccache >/dev/null 2>&1 &&
   launcher=("-DCMAKE_CXX_COMPILER_LAUNCHER=env;CCACHE_BASEDIR=$PWD;CCACHE_NOHASHDIR=1;ccache")
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNBDCOPY_WERROR=ON "${launcher[@]}" >/dev/null
-cmake --build build -j"$(nproc)"
+# The demo runs one copy: the binary alone, not the unit tests (about half
+# of the compile time; README, Quick start).
+target=()
+$demo && target=(--target nbdcopy)
+cmake --build build -j"$(nproc)" "${target[@]}"

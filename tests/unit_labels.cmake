@@ -3,7 +3,8 @@
 # a handful of end-to-end copies), and adds to every case whose suite tests
 # a feature that feature's label.
 set(unit_feature_suites
-  checkpoint CheckpointerTest CopyBooksTest CheckpointFileTest CheckpointFileIoTest CheckpointRunTest -
+  checkpoint CheckpointerTest CopyBooksTest CheckpointFileTest CheckpointFileIoTest CheckpointRunTest
+             RunEnvironmentTest -
   retry NbdExportChangeTest NbdConnectionStateTest -
   incremental IncrementalCopyTest IncrementalCopySummarizeDirtyTest RangeListTest RangesRunTest TextLexerTest -
   blkhash BlkhashTest BlkhashSequentialTest -

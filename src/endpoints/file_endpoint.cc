@@ -27,7 +27,7 @@ bool IsUnsupported(int error_number) {
 
 Result<std::unique_ptr<FileEndpoint>> FileEndpoint::Create(std::string name, UniqueFd fd,
                                                            const struct stat& st, bool writable,
-                                                           bool overlapped) {
+                                                           bool overlapped, bool io_uring) {
   bool block = S_ISBLK(st.st_mode);
   std::unique_ptr<FileEndpoint> endpoint(new FileEndpoint(std::move(name), std::move(fd), block));
   EndpointInfo& info = endpoint->info_;
@@ -70,6 +70,7 @@ Result<std::unique_ptr<FileEndpoint>> FileEndpoint::Create(std::string name, Uni
   info.efficient_zero = true;
   info.can_flush = true;
   info.can_multi_conn = true;
+  if (!io_uring) return endpoint;  // plain system calls
   if (block && writable) {
     // Direct writes wait for the device: a worker keeps several in flight
     // through the ring, whatever the other endpoint is.

@@ -24,10 +24,11 @@ class FileEndpoint : public Endpoint {
   // overlapped: I/O through io_uring where the kernel allows it (and in
   // every connection made from this one). A writable block device always
   // asks for the ring and, with it, writes past its page cache
-  // (file_endpoint_direct.cc).
+  // (file_endpoint_direct.cc). io_uring false: never the ring, plain
+  // system calls only, block devices too (OpenFlags::io_uring).
   static Result<std::unique_ptr<FileEndpoint>> Create(std::string name, UniqueFd fd,
                                                       const struct stat& st, bool writable,
-                                                      bool overlapped);
+                                                      bool overlapped, bool io_uring = true);
 
   const std::string& name() const override { return name_; }
   const EndpointInfo& info() const override { return info_; }
@@ -66,6 +67,7 @@ class FileEndpoint : public Endpoint {
 
   FileEndpoint(std::string name, UniqueFd fd, bool is_block_device)
       : name_(std::move(name)), fd_(std::move(fd)), is_block_device_(is_block_device) {}
+  // The ring, if the kernel gives one; synchronous calls otherwise.
   void EnableOverlappedIo();
   // Direct writes (file_endpoint_direct.cc). REQUIRES a block device.
   void EnableDirectWrites();

@@ -10,7 +10,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstdlib>
 #include <cstring>
 
 #include "endpoints/file_endpoint.h"
@@ -46,8 +45,6 @@ bool IsUnsupportedMode(int error_number) {
 }  // namespace
 
 void FileEndpoint::EnableOverlappedIo() {
-  // NBDCOPY_IO_URING=0 keeps the synchronous calls (for comparisons).
-  if (const char* setting = std::getenv("NBDCOPY_IO_URING"); setting && *setting == '0') return;
   auto uring = Uring::Create(kRingEntries);
   if (!uring.ok()) return;  // synchronous I/O it is
   uring_ = std::move(uring).value();

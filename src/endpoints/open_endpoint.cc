@@ -25,8 +25,8 @@ Result<std::unique_ptr<Endpoint>> OpenStdio(Role role) {
   return std::unique_ptr<Endpoint>(new PipeEndpoint("-", UniqueFd(copy)));
 }
 
-Result<std::unique_ptr<Endpoint>> OpenLocal(const std::string& path, Role role, bool must_exist,
-                                            bool overlapped) {
+Result<std::unique_ptr<Endpoint>> OpenLocal(const std::string& path, Role role,
+                                            const OpenFlags& open_flags) {
   int flags = O_CLOEXEC | O_NOCTTY;
   if (role == Role::kSource) {
     flags |= O_RDONLY;
@@ -35,7 +35,7 @@ Result<std::unique_ptr<Endpoint>> OpenLocal(const std::string& path, Role role, 
     flags |= O_RDWR;
     struct stat existing;
     if (stat(path.c_str(), &existing) == -1) {
-      if (errno != ENOENT || must_exist) return Status::FromErrno(path, errno);
+      if (errno != ENOENT || open_flags.must_exist) return Status::FromErrno(path, errno);
       flags |= O_CREAT;
     } else if (S_ISFIFO(existing.st_mode) || S_ISCHR(existing.st_mode) ||
                S_ISSOCK(existing.st_mode)) {
@@ -50,8 +50,8 @@ Result<std::unique_ptr<Endpoint>> OpenLocal(const std::string& path, Role role, 
   struct stat st;
   if (fstat(fd.get(), &st) == -1) return Status::FromErrno(path, errno);
   if (S_ISREG(st.st_mode) || S_ISBLK(st.st_mode)) {
-    auto file =
-        FileEndpoint::Create(path, std::move(fd), st, role == Role::kDestination, overlapped);
+    auto file = FileEndpoint::Create(path, std::move(fd), st, role == Role::kDestination,
+                                     open_flags.overlapped_file_io, open_flags.io_uring);
     if (!file.ok()) return file.status();
     return std::unique_ptr<Endpoint>(std::move(file).value());
   }
@@ -85,7 +85,7 @@ Result<std::unique_ptr<Endpoint>> OpenEndpoint(const EndpointSpec& spec, Role ro
       return std::unique_ptr<Endpoint>(std::move(nbd).value());
     }
     case EndpointKind::kLocalPath:
-      return OpenLocal(spec.text, role, flags.must_exist, flags.overlapped_file_io);
+      return OpenLocal(spec.text, role, flags);
   }
   return Status::Error(spec.text + ": unknown endpoint kind");
 }

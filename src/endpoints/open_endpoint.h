@@ -29,6 +29,9 @@ struct OpenFlags {
   // other endpoint is local too there is nothing else to wait for, and the
   // plain calls in the workers' own threads cost less (see OverlapFileIo).
   bool overlapped_file_io = true;
+  // false: files and block devices never use io_uring, plain system calls
+  // only (NBDCOPY_IO_URING=0, which the job reads: job/run_environment.h).
+  bool io_uring = true;
 };
 
 // Whether a file or block device copied to or from `other` overlaps its I/O

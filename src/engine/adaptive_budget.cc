@@ -2,11 +2,14 @@
 
 #include <algorithm>
 #include <bit>
+#include <utility>
 
 namespace nbdcopy {
 
-AdaptiveBudget::AdaptiveBudget(uint64_t min_request, uint64_t max_request, uint64_t limit)
-    : min_request_(min_request),
+AdaptiveBudget::AdaptiveBudget(uint64_t min_request, uint64_t max_request, uint64_t limit,
+                               NowFunction now)
+    : now_(std::move(now)),
+      min_request_(min_request),
       max_request_(max_request),
       limit_(limit),
       // The first probe's requests are the smallest, so that the round trip
@@ -20,8 +23,8 @@ double AdaptiveBudget::rate() const {
   return *std::max_element(window_rates_.begin(), window_rates_.end());
 }
 
-void AdaptiveBudget::OnDone(uint64_t bytes, Clock::time_point started, bool alone,
-                            Clock::time_point now) {
+void AdaptiveBudget::OnDone(uint64_t bytes, Clock::time_point started, bool alone) {
+  const Clock::time_point now = now_();
   if (window_start_ == Clock::time_point()) {
     window_start_ = started;
     last_probe_ = started;

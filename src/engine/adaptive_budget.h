@@ -45,12 +45,12 @@
 #include <chrono>
 #include <cstdint>
 
+#include "base/clock.h"
+
 namespace nbdcopy {
 
 class AdaptiveBudget {
  public:
-  using Clock = std::chrono::steady_clock;
-
   static constexpr double kGain = 2.0;
   static constexpr auto kMinWindow = std::chrono::milliseconds(10);
   static constexpr int kWindowsPerRoundTrip = 4;  // a window lasts this many round trips at least
@@ -64,10 +64,15 @@ class AdaptiveBudget {
 
   // Requests are between min_request and max_request bytes (powers of 2);
   // the budget stays within [the request size, limit] (limit itself may be
-  // less than one request: then every request runs alone).
-  AdaptiveBudget(uint64_t min_request, uint64_t max_request, uint64_t limit);
+  // less than one request: then every request runs alone). now: the clock
+  // that times the requests.
+  AdaptiveBudget(uint64_t min_request, uint64_t max_request, uint64_t limit,
+                 NowFunction now = Clock::now);
   AdaptiveBudget(uint64_t request_size, uint64_t limit)
       : AdaptiveBudget(request_size, request_size, limit) {}
+
+  // The time on the budget's clock: when a request starts.
+  Clock::time_point Now() const { return now_(); }
 
   // Bytes the worker may have in flight now.
   uint64_t budget() const { return probing_ ? std::min(limit_, unit_) : budget_; }
@@ -79,9 +84,10 @@ class AdaptiveBudget {
   // poorly): about kRequestsPerBudget requests fill the budget.
   uint64_t request_size() const { return unit_; }
 
-  // A data request of this worker finished: `bytes` long, started at
-  // `started`, `alone` when nothing else of this worker's was in flight then.
-  void OnDone(uint64_t bytes, Clock::time_point started, bool alone, Clock::time_point now);
+  // A data request of this worker finished now: `bytes` long, started at
+  // `started` (Now() then), `alone` when nothing else of this worker's was
+  // in flight then.
+  void OnDone(uint64_t bytes, Clock::time_point started, bool alone);
 
   // For tests and -v.
   bool probing() const { return probing_; }
@@ -102,6 +108,7 @@ class AdaptiveBudget {
   // Ends a window of the size trial; false once the trial is over.
   bool TrialWindow(double window_rate);
 
+  const NowFunction now_;
   // Requests are within these; the trial may close them to one size.
   uint64_t min_request_;
   uint64_t max_request_;

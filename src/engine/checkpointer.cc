@@ -5,11 +5,12 @@
 namespace nbdcopy {
 
 Checkpointer::Checkpointer(RangeSet durable, Persist persist, Clock::duration interval,
-                           uint64_t interval_bytes)
+                           uint64_t interval_bytes, NowFunction now)
     : persist_(std::move(persist)),
+      now_(std::move(now)),
       interval_(interval),
       interval_bytes_(interval_bytes),
-      next_due_((Clock::now() + interval).time_since_epoch().count()),
+      next_due_((now_() + interval).time_since_epoch().count()),
       durable_(std::move(durable)) {}
 
 void Checkpointer::Completed(uint64_t offset, uint64_t length, uint64_t started_epoch,
@@ -27,7 +28,7 @@ void Checkpointer::Completed(uint64_t offset, uint64_t length, uint64_t started_
 bool Checkpointer::Due() const {
   if (running_.load(std::memory_order_relaxed)) return false;
   return done_since_.load(std::memory_order_relaxed) >= interval_bytes_ ||
-         Clock::now().time_since_epoch().count() >= next_due_.load(std::memory_order_relaxed);
+         now_().time_since_epoch().count() >= next_due_.load(std::memory_order_relaxed);
 }
 
 Status Checkpointer::Checkpoint(Endpoint& destination) {
@@ -40,7 +41,7 @@ Status Checkpointer::Checkpoint(Endpoint& destination) {
     epoch_before = epoch();
   }
   done_since_.store(0, std::memory_order_relaxed);
-  next_due_.store((Clock::now() + interval_).time_since_epoch().count());
+  next_due_.store((now_() + interval_).time_since_epoch().count());
   const uint64_t reconnections = destination.reconnections();
   Status status = destination.Flush();
   RangeSet durable;

@@ -26,6 +26,7 @@
 #include <cstdint>
 #include <functional>
 
+#include "base/clock.h"
 #include "base/mutex.h"
 #include "base/range_set.h"
 #include "nbdcopy/endpoint.h"
@@ -35,14 +36,14 @@ namespace nbdcopy {
 
 class Checkpointer {
  public:
-  using Clock = std::chrono::steady_clock;
   // Records the durable ranges; called with a new, larger set each time,
   // one call at a time. An empty function records nothing (--retry alone).
   using Persist = std::function<Status(const RangeSet& durable)>;
 
-  // durable: what an earlier run made durable (a resumed copy's).
+  // durable: what an earlier run made durable (a resumed copy's). now: the
+  // clock that says when `interval` has passed.
   Checkpointer(RangeSet durable, Persist persist, Clock::duration interval,
-               uint64_t interval_bytes);
+               uint64_t interval_bytes, NowFunction now = Clock::now);
 
   // The current epoch: a worker notes it when it starts a piece.
   uint64_t epoch() const { return epoch_.load(std::memory_order_acquire); }
@@ -90,6 +91,7 @@ class Checkpointer {
 
  private:
   const Persist persist_;
+  const NowFunction now_;
   const Clock::duration interval_;
   const uint64_t interval_bytes_;
   std::atomic<uint64_t> epoch_{0};

@@ -54,7 +54,7 @@ Bookkeeper::Bookkeeper(CopyBooks& books, const Endpoint& destination, bool opene
       vouches_(!opened_mid_copy),
       seen_reconnections_(destination.reconnections()) {}
 
-Bookkeeper::Clock::duration Bookkeeper::ReadWait(uint64_t length) {
+Clock::duration Bookkeeper::ReadWait(uint64_t length) {
   return books_.rate_ ? books_.rate_->TryAcquire(length) : Clock::duration::zero();
 }
 

@@ -83,7 +83,6 @@ class CopyBooks {
 // One loop's view of the books. Thread safety: one thread.
 class Bookkeeper {
  public:
-  using Clock = RateLimiter::Clock;
 
   // destination: this loop's own connection (its restarts are watched).
   // opened_mid_copy: it was opened after other loops had written (a worker

@@ -46,7 +46,8 @@ void RunWorkers(SharedCopy& shared, Endpoint& source, Endpoint& destination, boo
 
 Status ParallelCopy(const CopyPlan& plan, Endpoint& source, Endpoint& destination, CopyBooks& books,
                     CopyStats* stats) {
-  SharedCopy shared(plan, *source.info().size, books);
+  if (Status status = CheckFinishedFor(plan, source); !status.ok()) return status;
+  SharedCopy shared(plan, books);
   bool first_round = true, again = false;
   do {
     RunWorkers(shared, source, destination, first_round);

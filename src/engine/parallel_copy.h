@@ -23,7 +23,8 @@ namespace nbdcopy {
 // it. Once CancelRequested(), workers admit nothing new, finish what is in
 // flight, and CancelledStatus() is returned. *stats (optional) receives the
 // statistics, even after a failure.
-// REQUIRES the source has a known size, neither endpoint is sequential,
+// REQUIRES the source has a known size and plan was finished for it
+// (FinishPlan; an internal error otherwise), neither endpoint is sequential,
 // plan.connections == 1 unless both can_multi_conn, the destination was
 // prepared (PrepareDestination), and with a checksum plan.alignment is a
 // multiple of its block size (MakeCopyPlan sees to both).

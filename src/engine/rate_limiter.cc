@@ -5,12 +5,12 @@
 
 namespace nbdcopy {
 
-RateLimiter::RateLimiter(uint64_t bytes_per_second, std::function<Clock::time_point()> now)
+RateLimiter::RateLimiter(uint64_t bytes_per_second, NowFunction now)
     : nanoseconds_per_byte_(1e9 / static_cast<double>(bytes_per_second)),
       now_(std::move(now)),
       next_(now_()) {}
 
-RateLimiter::Clock::duration RateLimiter::TryAcquire(uint64_t bytes) {
+Clock::duration RateLimiter::TryAcquire(uint64_t bytes) {
   MutexLock lock(mutex_);
   const Clock::time_point now = now_();
   // An idle stretch earns no credit: the cap holds right after it too.

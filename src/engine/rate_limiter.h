@@ -12,19 +12,18 @@
 #include <cstdint>
 #include <functional>
 
+#include "base/clock.h"
 #include "base/mutex.h"
 
 namespace nbdcopy {
 
 class RateLimiter {
  public:
-  using Clock = std::chrono::steady_clock;
   // How far ahead of its scheduled time a read may start.
   static constexpr Clock::duration kBurst = std::chrono::milliseconds(50);
 
   // REQUIRES bytes_per_second > 0.
-  explicit RateLimiter(uint64_t bytes_per_second,
-                       std::function<Clock::time_point()> now = Clock::now);
+  explicit RateLimiter(uint64_t bytes_per_second, NowFunction now = Clock::now);
 
   // Reserves `bytes` if they may be read now and returns zero; otherwise
   // reserves nothing and returns how long to wait before asking again.
@@ -35,7 +34,7 @@ class RateLimiter {
 
  private:
   const double nanoseconds_per_byte_;
-  const std::function<Clock::time_point()> now_;
+  const NowFunction now_;
   Mutex mutex_;
   // When the cap lets the next byte be read (the bucket's virtual time).
   Clock::time_point next_ GUARDED_BY(mutex_);

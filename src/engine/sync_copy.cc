@@ -68,14 +68,15 @@ Status CopyFront(Endpoint& source, Endpoint& destination, SyncWriter& writer, Bo
 
 Status CopySized(const CopyPlan& plan, Endpoint& source, Endpoint& destination, SyncWriter& writer,
                  CopyBooks& shared_books, std::span<std::byte> buffer) {
-  WorkMap map(RulesFor(plan, *source.info().size), plan.skip_costly_maps, plan.coverage.get());
+  if (Status status = CheckFinishedFor(plan, source); !status.ok()) return status;
+  WorkMap map(plan.rules, plan.skip_costly_maps, plan.coverage.get());
   Bookkeeper books(shared_books, destination);
   CloneRule clone(plan.clone_data);
   std::deque<Piece> pieces;
   Status status;
   bool again = false;
   do {
-    while (status.ok() && map.TakeBatch(source, plan.use_extents, 8 * plan.request_size, &pieces)) {
+    while (status.ok() && map.TakeBatch(source, plan.use_extents, plan.batch_size, &pieces)) {
       while (status.ok() && !pieces.empty()) {
         if (CancelRequested()) {
           status = CancelledStatus();  // the map's statistics still count

@@ -23,7 +23,8 @@ namespace nbdcopy {
 // request counts. Returns the first failure; the copy is then incomplete.
 // Stops between requests once CancelRequested(), returning
 // CancelledStatus().
-// REQUIRES the destination was prepared (PrepareDestination).
+// REQUIRES the destination was prepared (PrepareDestination), and plan was
+// finished for a sized source (FinishPlan; an internal error otherwise).
 [[nodiscard]] Status SyncCopy(const CopyPlan& plan, Endpoint& source, Endpoint& destination,
                               CopyBooks& books, uint64_t* copied = nullptr,
                               CopyStats* stats = nullptr);

@@ -59,13 +59,12 @@ Worker::Worker(SharedCopy& shared, Endpoint& source, Endpoint& destination,
                             shared.books.keeps_read_buffers()
                         ? plan_.requests
                         : 1),
-      batch_size_(8 * plan_.request_size),
       slots_(max_requests_),
-      budget_(plan_.min_request_size > 0 ? plan_.min_request_size : plan_.request_size,
-              plan_.request_size, plan_.queue_size),
-      // The budget bounds the bytes in flight; one request may exceed it alone.
+      budget_(plan_.min_request_size, plan_.request_size, plan_.queue_size),
       books_(shared.books, destination, opened_mid_copy),
-      arena_(std::max(plan_.queue_size, plan_.request_size), max_requests_) {
+      // The budget bounds the bytes in flight (one request may exceed it
+      // alone): the queue holds one request at least (CopyPlan).
+      arena_(plan_.queue_size, max_requests_) {
   for (unsigned i = max_requests_; i > 0; --i) free_slots_.push_back(i - 1);
 }
 
@@ -102,7 +101,7 @@ void Worker::Admit() {
   while (requests_in_flight_ < max_requests_) {
     if (pieces_.empty()) {
       if (map_done_) return;
-      map_done_ = !shared_.map.TakeBatch(source_, plan_.use_extents, batch_size_, &pieces_);
+      map_done_ = !shared_.map.TakeBatch(source_, plan_.use_extents, plan_.batch_size, &pieces_);
       continue;
     }
     if (!pieces_.front().reads()) {
@@ -147,7 +146,7 @@ bool Worker::StartReadingPiece() {
   std::byte* buffer = arena_.Take(piece.length);
   if (buffer == nullptr) return false;
   rate_wait_ = books_.ReadWait(piece.length);
-  if (rate_wait_ != RateLimiter::Clock::duration::zero()) {
+  if (rate_wait_ != Clock::duration::zero()) {
     arena_.Give(buffer, piece.length);
     return false;
   }
@@ -155,7 +154,7 @@ bool Worker::StartReadingPiece() {
   unsigned index = TakeSlot(piece);
   Slot& slot = slots_[index];
   slot.alone = bytes_in_flight_ == 0;
-  slot.started = AdaptiveBudget::Clock::now();
+  slot.started = budget_.Now();
   slot.buffer = buffer;
   slot.pending = 1;
   bytes_in_flight_ += piece.length;
@@ -277,7 +276,7 @@ void Worker::Release(unsigned index) {
   }
   if (slot.buffer != nullptr) {
     bytes_in_flight_ -= piece.length;
-    budget_.OnDone(piece.length, slot.started, slot.alone, AdaptiveBudget::Clock::now());
+    budget_.OnDone(piece.length, slot.started, slot.alone);
   }
   // A buffer the checksum still reads stays out of the budget (what is in
   // flight), and in the arena (what memory holds) until it comes back.
@@ -301,7 +300,7 @@ void Worker::WaitForEvents() {
   Endpoint* owners[3];
   nfds_t count = 0;
   int timeout_ms = -1;
-  if (rate_wait_ != RateLimiter::Clock::duration::zero()) {  // --rate: ask again then
+  if (rate_wait_ != Clock::duration::zero()) {  // --rate: ask again then
     timeout_ms = static_cast<int>(
         std::chrono::ceil<std::chrono::milliseconds>(std::exchange(rate_wait_, {})).count());
   }

@@ -36,10 +36,8 @@ namespace nbdcopy {
 // used from any worker thread.
 class SharedCopy {
  public:
-  SharedCopy(const CopyPlan& plan, uint64_t size, CopyBooks& books)
-      : plan(plan),
-        books(books),
-        map(RulesFor(plan, size), plan.skip_costly_maps, plan.coverage.get()) {}
+  SharedCopy(const CopyPlan& plan, CopyBooks& books)
+      : plan(plan), books(books), map(plan.rules, plan.skip_costly_maps, plan.coverage.get()) {}
 
   // Keeps the first failure; every worker stops admitting work after it.
   void Fail(Status status) EXCLUDES(mutex_);
@@ -81,7 +79,7 @@ class Worker {
     Piece piece;                                // (the part this request covers)
     std::byte* buffer = nullptr;                // pieces that read; length bytes, from arena_
     unsigned pending = 0;                       // operations still running
-    AdaptiveBudget::Clock::time_point started;  // pieces that read: when the read started
+    Clock::time_point started;  // pieces that read: when the read started (the budget's clock)
     bool alone = false;  // pieces that read: nothing else was in flight at the start
     bool ok = true;      // every operation so far succeeded (and was started)
     // The checksum holds the buffer (Bookkeeper::ReadKept) until it hands
@@ -118,13 +116,12 @@ class Worker {
   const PiecePolicy policy_;
   CloneRule clone_;
   const unsigned max_requests_;
-  const uint64_t batch_size_;  // data bytes taken from the work map at a time
   std::vector<Slot> slots_;
   std::vector<unsigned> free_slots_;
   std::deque<Piece> pieces_;  // taken from the map, not yet started
   bool map_done_ = false;
   // --rate: how long before the cap lets the next read start (0: now).
-  RateLimiter::Clock::duration rate_wait_{};
+  Clock::duration rate_wait_{};
   unsigned requests_in_flight_ = 0;
   uint64_t bytes_in_flight_ = 0;
   // Bytes of this worker's buffers the checksum holds (read, maybe written,

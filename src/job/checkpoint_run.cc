@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <bit>
 #include <cerrno>
-#include <cstdlib>
 #include <cstring>
 #include <vector>
 
@@ -23,21 +22,6 @@ constexpr uint64_t kSamples = 16;
 // Blocks of a resumed destination compared with the source's.
 constexpr size_t kDestinationSamples = 8;
 constexpr uint64_t kDestinationSampleSize = 64 * 1024;
-
-}  // namespace
-
-std::chrono::steady_clock::duration CheckpointInterval() {
-  if (const char* text = std::getenv("NBDCOPY_CHECKPOINT_SECONDS")) {
-    double seconds = std::strtod(text, nullptr);
-    if (seconds > 0) {
-      return std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-          std::chrono::duration<double>(seconds));
-    }
-  }
-  return kCheckpointInterval;
-}
-
-namespace {
 
 const char* YesNo(bool value) { return value ? "yes" : "no"; }
 
@@ -207,12 +191,12 @@ const RangeSet& CheckpointRun::recorded_done() const {
   return recorded_ ? recorded_->done : kNothing;
 }
 
-void CheckpointRun::StartBooks(uint64_t alignment) {
+void CheckpointRun::StartBooks(uint64_t alignment, Clock::duration interval) {
   RangeSet done = recorded_done().AlignedInward(alignment, identity_.source_size);
   done_bytes_ = done.bytes();
   checkpointer_ = std::make_unique<Checkpointer>(
       std::move(done), [this](const RangeSet& durable) { return Persist(durable); },
-      CheckpointInterval(), kCheckpointBytes);
+      interval, kCheckpointBytes);
   // No file yet: none is needed until something is durable (a kill before
   // then leaves nothing to resume, as if never started).
   if (recorded_) last_written_ = RenderCheckpoint(recorded_->identity, recorded_->done);

@@ -18,6 +18,7 @@
 #include <optional>
 #include <string>
 
+#include "base/clock.h"
 #include "base/file_system.h"
 #include "base/range_set.h"
 #include "endpoints/endpoint_spec.h"
@@ -30,11 +31,10 @@ namespace nbdcopy {
 
 // How often checkpoints are made: every kCheckpointInterval, or once
 // kCheckpointBytes more were done (docs/performance.md measured the cost).
-// NBDCOPY_CHECKPOINT_SECONDS overrides the interval (tests, tuning).
+// NBDCOPY_CHECKPOINT_SECONDS overrides the interval (tests, tuning;
+// job/run_environment.h reads it).
 inline constexpr std::chrono::seconds kCheckpointInterval{5};
 inline constexpr uint64_t kCheckpointBytes = uint64_t{2} << 30;
-// kCheckpointInterval, or what NBDCOPY_CHECKPOINT_SECONDS says.
-std::chrono::steady_clock::duration CheckpointInterval();
 
 class CheckpointRun {
  public:
@@ -69,9 +69,9 @@ class CheckpointRun {
 
   // After MakeCopyPlan: the books that keep FILE up to date, starting from
   // the done ranges in whole blocks of `alignment` (the plan's: what the
-  // copy leaves alone). FILE is first written at the first checkpoint that
-  // makes something durable.
-  void StartBooks(uint64_t alignment);
+  // copy leaves alone), with a timed checkpoint every `interval`. FILE is
+  // first written at the first checkpoint that makes something durable.
+  void StartBooks(uint64_t alignment, Clock::duration interval = kCheckpointInterval);
 
   // Bytes the copy leaves alone as done by an earlier run (after StartBooks).
   uint64_t done_bytes() const { return done_bytes_; }

@@ -38,9 +38,9 @@ void PrintStats(const CopyStats& stats) {
 
 }  // namespace
 
-Result<Digests> CopyAndHash(const Options& options, const CopyPlan& plan, Endpoint& source,
-                            Endpoint& destination, Progress& progress, const DigestSpecs& specs,
-                            uint64_t* length, CopyStats* stats, Checkpointer* checkpointer) {
+Result<Digests> CopyAndHash(const CopyPlan& plan, Endpoint& source, Endpoint& destination,
+                            Progress& progress, const DigestSpecs& specs, uint64_t* length,
+                            CopyStats* stats, Checkpointer* checkpointer) {
   std::unique_ptr<Blkhash> hash;
   if (specs.blkhash != nullptr) {
     auto created = Blkhash::Create(*specs.blkhash);
@@ -61,7 +61,7 @@ Result<Digests> CopyAndHash(const Options& options, const CopyPlan& plan, Endpoi
                   sequential ? &*sequential : nullptr, checkpointer, checksum.get());
   Status status = plan.synchronous ? SyncCopy(plan, source, destination, books, length, stats)
                                    : ParallelCopy(plan, source, destination, books, stats);
-  if (options.verbose) PrintStats(*stats);
+  if (plan.verbose) PrintStats(*stats);
   if (!status.ok()) return status;
   if (!plan.synchronous) *length = *source.info().size;
   Digests digests;
@@ -78,16 +78,15 @@ Result<Digests> CopyAndHash(const Options& options, const CopyPlan& plan, Endpoi
   return digests;
 }
 
-Result<Digests> HashImage(const Options& options, const CopyPlan& copy_plan, Endpoint& endpoint,
-                          uint64_t length, const DigestSpecs& specs,
-                          std::shared_ptr<const Coverage> coverage) {
+Result<Digests> HashImage(const CopyPlan& copy_plan, Endpoint& endpoint, uint64_t length,
+                          const DigestSpecs& specs, std::shared_ptr<const Coverage> coverage) {
   PrefixEndpoint image(endpoint, length);
   NullEndpoint discard;
-  const CopyPlan plan = HashingPlan(copy_plan, endpoint.info(), std::move(coverage));
+  const CopyPlan plan = HashingPlan(copy_plan, image.info(), std::move(coverage));
   Progress silent(ProgressMode::kNone, -1, length);
   uint64_t hashed = 0;
   CopyStats stats;
-  return CopyAndHash(options, plan, image, discard, silent, specs, &hashed, &stats);
+  return CopyAndHash(plan, image, discard, silent, specs, &hashed, &stats);
 }
 
 namespace {
@@ -100,15 +99,14 @@ void PrintVerified(const char* what, const std::string& source, const std::strin
 
 }  // namespace
 
-Status Verify(const Options& options, const CopyPlan& plan, Endpoint& destination, uint64_t length,
+Status Verify(const CopyPlan& plan, Endpoint& destination, uint64_t length,
               const DigestSpecs& specs, const Digests& source_digests, RunReport* report,
               std::shared_ptr<const Coverage> coverage) {
-  Result<Digests> copied =
-      HashImage(options, plan, destination, length, specs, std::move(coverage));
+  Result<Digests> copied = HashImage(plan, destination, length, specs, std::move(coverage));
   if (!copied.ok()) return copied.status().WithPrefix("--verify");
   if (specs.blkhash) report->destination_digest = copied->blkhash;
   if (specs.checksum) report->destination_checksum = copied->checksum;
-  if (options.verbose) {
+  if (plan.verbose) {
     // libnbd-style lines for the blkhash as before; the checksum's name its algorithm.
     if (specs.blkhash) PrintVerified("", source_digests.blkhash, copied->blkhash);
     if (specs.checksum) {

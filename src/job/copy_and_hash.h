@@ -17,7 +17,6 @@
 #include "nbdcopy/blkhash_spec.h"
 #include "nbdcopy/checksum_spec.h"
 #include "nbdcopy/endpoint.h"
-#include "nbdcopy/options.h"
 #include "plan/copy_plan.h"
 
 namespace nbdcopy {
@@ -39,29 +38,27 @@ struct Digests {
 
 // Runs the right engine; returns the source's digests that `specs` asks
 // for. *length receives the bytes copied (a stream's length); *stats the
-// engine's statistics, even after a failure.
+// engine's statistics, even after a failure (on stderr with plan.verbose).
 // checkpointer: as for ParallelCopy (may be null).
-[[nodiscard]] Result<Digests> CopyAndHash(const Options& options, const CopyPlan& plan,
-                                          Endpoint& source, Endpoint& destination,
-                                          Progress& progress, const DigestSpecs& specs,
-                                          uint64_t* length, CopyStats* stats,
-                                          Checkpointer* checkpointer = nullptr);
+[[nodiscard]] Result<Digests> CopyAndHash(const CopyPlan& plan, Endpoint& source,
+                                          Endpoint& destination, Progress& progress,
+                                          const DigestSpecs& specs, uint64_t* length,
+                                          CopyStats* stats, Checkpointer* checkpointer = nullptr);
 
 // Reads the first `length` bytes of an endpoint (the destination, or the
 // source of an incremental copy) and hashes them. coverage (optional): what
 // to hash (a --ranges copy's unlisted ranges as zeroes without reading, so
 // that two images are compared in the listed ranges only).
-[[nodiscard]] Result<Digests> HashImage(const Options& options, const CopyPlan& copy_plan,
-                                        Endpoint& endpoint, uint64_t length,
-                                        const DigestSpecs& specs,
+[[nodiscard]] Result<Digests> HashImage(const CopyPlan& copy_plan, Endpoint& endpoint,
+                                        uint64_t length, const DigestSpecs& specs,
                                         std::shared_ptr<const Coverage> coverage = nullptr);
 
 // --verify: reads the destination back and compares its digests with the
-// source's (`source_digests`, hashed alike), recording them in *report.
-[[nodiscard]] Status Verify(const Options& options, const CopyPlan& plan, Endpoint& destination,
-                            uint64_t length, const DigestSpecs& specs,
-                            const Digests& source_digests, RunReport* report,
-                            std::shared_ptr<const Coverage> coverage = nullptr);
+// source's (`source_digests`, hashed alike), recording them in *report (and
+// on stderr with plan.verbose).
+[[nodiscard]] Status Verify(const CopyPlan& plan, Endpoint& destination, uint64_t length,
+                            const DigestSpecs& specs, const Digests& source_digests,
+                            RunReport* report, std::shared_ptr<const Coverage> coverage = nullptr);
 
 }  // namespace nbdcopy
 

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdio>
 
+#include "base/clock.h"
 #include "base/unique_fd.h"
 #include "endpoints/endpoint_spec.h"
 #include "endpoints/open_endpoint.h"
@@ -24,6 +25,7 @@
 #include "job/progress.h"
 #include "job/ranges_run.h"
 #include "job/report.h"
+#include "job/run_environment.h"
 #include "job/run_output.h"
 #include "nbdcopy/cancel.h"
 #include "plan/copy_plan.h"
@@ -60,7 +62,8 @@ Status LoadDigestsIfNeeded(const Options& options) {
 
 // Classifies and checks the operands and options, then opens the source
 // first: if it cannot be opened the destination is never touched.
-Result<EndpointPair> OpenEndpoints(const Options& options, RunReport* report,
+Result<EndpointPair> OpenEndpoints(const Options& options, const RunEnvironment& environment,
+                                   RunReport* report,
                                    const std::shared_ptr<ReconnectNotices>& notices) {
   Result<EndpointSpec> source_spec = ClassifyEndpoint(options.source, Role::kSource);
   if (!source_spec.ok()) return source_spec.status();
@@ -92,6 +95,7 @@ Result<EndpointPair> OpenEndpoints(const Options& options, RunReport* report,
   flags.timeout = options.timeout;
   flags.retry = options.retry;
   flags.notices = notices;
+  flags.io_uring = environment.io_uring;
   OpenFlags source_flags = flags;
   source_flags.dirty_bitmap = options.dirty_bitmap.value_or("");
   source_flags.overlapped_file_io = OverlapFileIo(destination_spec->kind);
@@ -146,9 +150,8 @@ void RecordPlan(const CopyPlan& plan, const Options& options,
 
 // --retry without --checkpoint: which ranges are durable, in memory, so
 // that a destination restart loses nothing.
-std::unique_ptr<Checkpointer> RetryCheckpointer() {
-  return std::make_unique<Checkpointer>(RangeSet(), nullptr, CheckpointInterval(),
-                                        kCheckpointBytes);
+std::unique_ptr<Checkpointer> RetryCheckpointer(Clock::duration interval) {
+  return std::make_unique<Checkpointer>(RangeSet(), nullptr, interval, kCheckpointBytes);
 }
 
 // What this copy covers (plan/coverage.h), decided once from the options,
@@ -175,7 +178,8 @@ struct PreparedCopy {
 };
 
 // Plans the copy and prepares the destination: the first change made to it.
-Result<PreparedCopy> PrepareCopy(const Options& options, EndpointPair& endpoints,
+Result<PreparedCopy> PrepareCopy(const Options& options, const RunEnvironment& environment,
+                                 EndpointPair& endpoints,
                                  const std::optional<BlkhashSpec>& hash_spec, RunReport* report) {
   Endpoint& source = *endpoints.source;
   Endpoint& destination = *endpoints.destination;
@@ -185,10 +189,10 @@ Result<PreparedCopy> PrepareCopy(const Options& options, EndpointPair& endpoints
   if (CancelRequested()) return CancelledStatus();  // before the destination is touched
   PreparedCopy prepared;
   if (CheckpointRun* checkpoint = endpoints.checkpoint.get()) {
-    checkpoint->StartBooks(plan->alignment);
+    checkpoint->StartBooks(plan->alignment, environment.checkpoint_interval);
     prepared.checkpointer = checkpoint->checkpointer();
   } else if (options.retry > 0) {
-    prepared.retry_books = RetryCheckpointer();
+    prepared.retry_books = RetryCheckpointer(environment.checkpoint_interval);
     prepared.checkpointer = prepared.retry_books.get();
   }
   if (Status status = PrepareDestination(options, source, destination, &*plan); !status.ok()) {
@@ -219,8 +223,8 @@ Status CheckAndReport(const Options& options, const PreparedCopy& prepared, Endp
     if (options.verbose) PrintIncrementalStats(options, *report);
     length = *report->size;
     if (options.verify) {
-      digests = HashImage(options, prepared.plan, *endpoints.source, length, specs,
-                          VerifyCoverage(prepared.plan));
+      digests =
+          HashImage(prepared.plan, *endpoints.source, length, specs, VerifyCoverage(prepared.plan));
       if (!digests.ok()) return digests.status().WithPrefix("--verify");
     }
   }
@@ -232,8 +236,8 @@ Status CheckAndReport(const Options& options, const PreparedCopy& prepared, Endp
     if (!status.ok()) return status;
   }
   if (options.verify) {
-    Status status = Verify(options, prepared.plan, *endpoints.destination, length, specs, *digests,
-                           report, VerifyCoverage(prepared.plan));
+    Status status = Verify(prepared.plan, *endpoints.destination, length, specs, *digests, report,
+                           VerifyCoverage(prepared.plan));
     if (!status.ok()) return status;
   }
   return Status::Ok();
@@ -242,16 +246,18 @@ Status CheckAndReport(const Options& options, const PreparedCopy& prepared, Endp
 // The job up to its Status, recording in *report what the JSON report
 // needs; *progress is created once the source's size is known, and left
 // for the caller to read and end.
-Status Copy(const Options& options, std::optional<Progress>* progress, RunReport* report,
+Status Copy(const Options& options, const RunEnvironment& environment,
+            std::optional<Progress>* progress, RunReport* report,
             const std::shared_ptr<ReconnectNotices>& notices) {
-  Result<EndpointPair> endpoints = OpenEndpoints(options, report, notices);
+  Result<EndpointPair> endpoints = OpenEndpoints(options, environment, report, notices);
   if (!endpoints.ok()) return endpoints.status();
   Endpoint& source = *endpoints->source;
   const bool incremental = options.incremental();
   std::optional<BlkhashSpec> hash_spec = BlkhashToCompute(options);
   const DigestSpecs specs{hash_spec ? &*hash_spec : nullptr,
                           options.checksum ? &*options.checksum : nullptr};
-  Result<PreparedCopy> prepared = PrepareCopy(options, *endpoints, hash_spec, report);
+  Result<PreparedCopy> prepared =
+      PrepareCopy(options, environment, *endpoints, hash_spec, report);
   if (!prepared.ok()) return prepared.status();
   CheckpointRun* checkpoint = endpoints->checkpoint.get();
 
@@ -275,7 +281,7 @@ Status Copy(const Options& options, std::optional<Progress>* progress, RunReport
   uint64_t length = 0;
   // An incremental copy reads part of the source: --verify hashes it whole, later.
   Result<Digests> digests =
-      CopyAndHash(options, prepared->plan, source, *endpoints->destination, **progress,
+      CopyAndHash(prepared->plan, source, *endpoints->destination, **progress,
                   incremental ? DigestSpecs{} : specs, &length, &report->stats,
                   prepared->checkpointer);
   if (prepared->checkpointer) report->checkpoints = prepared->checkpointer->checkpoints();
@@ -297,7 +303,7 @@ std::string InterruptedMessage(uint64_t copied, std::optional<uint64_t> total) {
 }  // namespace
 
 CopyOutcome RunCopy(const Options& options) {
-  const auto start = std::chrono::steady_clock::now();
+  const auto start = Clock::now();
   std::optional<Progress> progress;
   RunReport report;
   // --retry: a reconnecting endpoint says so between the progress frames,
@@ -307,7 +313,8 @@ CopyOutcome RunCopy(const Options& options) {
     if (progress && progress->Note(line)) return;
     if (verbose) std::fprintf(stderr, "nbdcopy: %s\n", line.c_str());
   };
-  Status status = Copy(options, &progress, &report, notices);
+  // The environment's knobs, read here once (job/run_environment.h).
+  Status status = Copy(options, ReadRunEnvironment(), &progress, &report, notices);
   report.reconnections = notices->reconnections.load();
   const uint64_t copied = progress ? progress->copied() : 0;  // earlier runs' too
   report.bytes_copied = copied - std::min(copied, report.bytes_already_done);
@@ -321,7 +328,7 @@ CopyOutcome RunCopy(const Options& options) {
     report.signal_number = CancelSignal();
   }
   report.elapsed_seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      std::chrono::duration<double>(Clock::now() - start).count();
   report.exit_status = ExitStatusFor(status);
   if (!status.ok()) report.error = status.message();
   // Never on stdout when stdout carries the data (CheckOptions refused that).

@@ -175,10 +175,10 @@ size_t FrameColumns(const std::string& frame) {
 
 Progress::Progress(ProgressMode mode, int fd, std::optional<uint64_t> total)
     : Progress(StyleFor(mode, STDERR_FILENO), mode == ProgressMode::kFd ? fd : STDERR_FILENO, total,
-               [] { return Clock::now(); }) {}
+               Clock::now) {}
 
 Progress::Progress(ProgressStyle style, int fd, std::optional<uint64_t> total,
-                   std::function<Clock::time_point()> now)
+                   NowFunction now)
     : style_(style), fd_(fd), total_(total), now_(std::move(now)) {
   start_ = window_start_ = last_line_ = now_();
 }

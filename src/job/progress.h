@@ -28,6 +28,7 @@
 #include <optional>
 #include <string>
 
+#include "base/clock.h"
 #include "base/mutex.h"
 #include "engine/progress_sink.h"
 #include "nbdcopy/options.h"
@@ -69,15 +70,13 @@ size_t FrameColumns(const std::string& frame);
 
 class Progress final : public ProgressSink {
  public:
-  using Clock = std::chrono::steady_clock;
-
   // The command line's choice: -p draws on stderr, --progress=FD on fd.
   // total: bytes the copy will complete, or nullopt for a stream of unknown
   // length.
   Progress(ProgressMode mode, int fd, std::optional<uint64_t> total);
   // For tests: an explicit style, output descriptor and clock.
   Progress(ProgressStyle style, int fd, std::optional<uint64_t> total,
-           std::function<Clock::time_point()> now);
+           NowFunction now);
   ~Progress();
   Progress(const Progress&) = delete;
   Progress& operator=(const Progress&) = delete;
@@ -108,7 +107,7 @@ class Progress final : public ProgressSink {
   const ProgressStyle style_;
   const int fd_;
   const std::optional<uint64_t> total_;
-  const std::function<Clock::time_point()> now_;
+  const NowFunction now_;
   std::atomic<uint64_t> done_{0};
   std::atomic<int64_t> next_report_ns_{0};  // Clock ticks; skip Report() before this
   Mutex mutex_;                             // serialises output

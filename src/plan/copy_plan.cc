@@ -24,6 +24,9 @@ unsigned OnlineCpus() {
 constexpr uint64_t kCoalesceHoles = 64 * 1024;
 // Without --request-size, requests shrink to this on fast pipelines.
 constexpr uint64_t kSmallestAdaptiveRequest = 256 * 1024;
+// A copy loop takes this many requests' worth of data from the work map at
+// a time (one lock and at most one extents query per batch).
+constexpr uint64_t kBatchRequests = 8;
 
 // libnbd's "size=N (HUMAN)": a stream is -1 and an endpoint without an
 // end INT64_MAX, as libnbd reports them; HUMAN is N in the largest unit
@@ -126,12 +129,7 @@ void SizeRequests(const Options& options, const Endpoint& source, const Endpoint
           : std::min(plan->request_size,
                      std::max({kSmallestAdaptiveRequest, preferred, rules.alignment}));
   plan->coalesce_below = std::max(rules.alignment, std::min(kCoalesceHoles, plan->request_size));
-  // A worker's queue holds one request at least.
-  plan->queue_size = std::max(options.queue_size, plan->request_size);
-  if (plan->queue_size != options.queue_size) {
-    plan->notes += fmt::format("nbdcopy: queue size {} raised to {}, the request size\n",
-                               options.queue_size, plan->queue_size);
-  }
+  plan->queue_size = options.queue_size;  // FinishPlan raises it to one request
 }
 
 }  // namespace
@@ -177,38 +175,54 @@ Result<CopyPlan> MakeCopyPlan(const Options& options, const Endpoint& source,
   plan.allocated = options.allocated;
   plan.flush = options.flush;
   plan.rate = options.rate;
+  plan.verbose = options.verbose;
   if (coverage != nullptr && !coverage->whole()) plan.coverage = std::move(coverage);
+  FinishPlan(src.size.value_or(0), &plan);
+  if (plan.queue_size != options.queue_size) {
+    plan.notes += fmt::format("nbdcopy: queue size {} raised to {}, the request size\n",
+                              options.queue_size, plan.queue_size);
+  }
   return plan;
 }
 
-PlanRules RulesFor(const CopyPlan& plan, uint64_t size) {
-  PlanRules rules;
-  rules.image_size = size;
-  rules.alignment = plan.alignment;
-  rules.max_data = plan.request_size;
-  rules.max_zero = std::max(plan.alignment, kMaxZeroLength / plan.alignment * plan.alignment);
-  rules.coalesce_below = plan.coalesce_below;
-  rules.zero_extents = plan.zero_extents;
-  rules.skip_clean = plan.incremental;  // the coverage is the work map's
-  return rules;
+void FinishPlan(uint64_t image_size, CopyPlan* plan) {
+  if (plan->min_request_size == 0) plan->min_request_size = plan->request_size;
+  // A worker's queue holds one request at least.
+  plan->queue_size = std::max(plan->queue_size, plan->request_size);
+  plan->batch_size = kBatchRequests * plan->request_size;
+  PlanRules& rules = plan->rules;
+  rules.image_size = image_size;
+  rules.alignment = plan->alignment;
+  rules.max_data = plan->request_size;
+  rules.max_zero = std::max(plan->alignment, kMaxZeroLength / plan->alignment * plan->alignment);
+  rules.coalesce_below = plan->coalesce_below;
+  rules.zero_extents = plan->zero_extents;
+  rules.skip_clean = plan->incremental;  // the coverage is the work map's
+}
+
+Status CheckFinishedFor(const CopyPlan& plan, const Endpoint& source) {
+  if (plan.batch_size != 0 && plan.rules.image_size == source.info().size) return Status::Ok();
+  return Status::Error(fmt::format("internal error: the plan was not finished for {} (FinishPlan)",
+                                   source.name()));
 }
 
 CopyPlan HashingPlan(const CopyPlan& copy, const EndpointInfo& image,
                      std::shared_ptr<const Coverage> coverage) {
-  CopyPlan plan;  // writes, zeroes, clones and flushes nothing
-  plan.request_size = copy.request_size;
-  plan.min_request_size = copy.min_request_size;
-  plan.alignment = copy.alignment;
-  plan.coalesce_below = copy.coalesce_below;
-  plan.queue_size = copy.queue_size;
-  plan.connections = copy.connections;
-  plan.requests = copy.requests;
-  plan.rate = copy.rate;
+  CopyPlan plan = copy;  // the request shape, connections, rate cap, -v
+  // Reads and hashes; writes, zeroes, clones and flushes nothing.
   plan.synchronous = false;
   plan.use_extents = image.can_extents;
-  plan.zero_extents = true;
-  plan.skip_costly_maps = copy.skip_costly_maps;  // zero blocks hash the same read or not
+  plan.zero_extents = true;  // zero extents are hashed as zeroes, unread
+  plan.incremental = false;  // every range of the coverage is hashed
+  plan.sparse_size = 0;
+  plan.clone_data = false;
+  plan.allocated = false;
+  plan.skip_zero_ranges = false;
+  plan.flush = false;
+  plan.notes.clear();
   plan.coverage = std::move(coverage);
+  // (skip_costly_maps stays: zero blocks hash the same, read or not.)
+  FinishPlan(image.size.value_or(0), &plan);
   return plan;
 }
 

@@ -15,17 +15,24 @@
 
 namespace nbdcopy {
 
+// What a copy does, decided once: its settings (resolved from Options
+// against the opened endpoints), then what the engines read, derived from
+// the settings by FinishPlan. The engines take what they need from here and
+// work nothing out again; nothing else of the options reaches them.
 struct CopyPlan {
   uint64_t request_size = 0;  // bytes per read/write, at most
   // The parallel engine adapts its request size in [min_request_size,
-  // request_size] (equal when --request-size was given; 0 means request_size).
+  // request_size] (equal when --request-size was given; a plan set by hand
+  // may leave it 0: FinishPlan makes it request_size).
   uint64_t min_request_size = 0;
   uint64_t alignment = 1;       // every request starts and ends on a multiple (but at the end)
   uint64_t coalesce_below = 0;  // zero ranges shorter than this are copied as data
   uint64_t sparse_size = 0;     // zero-detection granularity; 0 = off
-  uint64_t queue_size = 0;      // bytes of data in flight per worker
-  unsigned connections = 1;     // workers, one connection each
-  unsigned requests = 1;        // requests in flight per worker
+  // Bytes of data in flight per worker: one request at least (FinishPlan
+  // raises it; MakeCopyPlan says so in notes).
+  uint64_t queue_size = 0;
+  unsigned connections = 1;  // workers, one connection each
+  unsigned requests = 1;     // requests in flight per worker
   bool synchronous = true;
   bool use_extents = true;   // ask the source for extents
   bool zero_extents = true;  // its zero ranges become zero operations (not --no-extents)
@@ -45,11 +52,23 @@ struct CopyPlan {
   bool skip_zero_ranges = false;  // destination already reads as zero there
   bool flush = false;
   uint64_t rate = 0;  // --rate: source bytes read a second, all workers together; 0: no cap
-  std::string notes;  // adjustments made to the options, for -v ("" when none)
+  bool verbose = false;  // -v: the engine's statistics and --verify's digests on stderr
+  std::string notes;     // adjustments made to the options, for -v ("" when none)
+
+  // Derived by FinishPlan from the settings above; the engines read these.
+  PlanRules rules;          // the planner's rules (WorkMap) for this image
+  uint64_t batch_size = 0;  // data bytes a copy loop takes from the work map at a time
 };
 
-// The planner's rules for an image of `size` bytes copied under `plan`.
-PlanRules RulesFor(const CopyPlan& plan, uint64_t size);
+// Derives what the engines read (rules, batch_size, and min_request_size
+// and queue_size as above) from a plan's settings, for an image of
+// image_size bytes (0: a stream, copied without a work map). MakeCopyPlan
+// and HashingPlan end with it; a plan whose settings are set by hand (the
+// unit tests') must be finished so before an engine runs it.
+void FinishPlan(uint64_t image_size, CopyPlan* plan);
+// What the engines check first: an internal error unless `plan` was
+// finished for the size of `source` (a sized one).
+Status CheckFinishedFor(const CopyPlan& plan, const Endpoint& source);
 
 // Resolves settings and refuses impossible copies (read-only or too small
 // destination, block-size rules that no request size can meet) without
@@ -63,9 +82,11 @@ Result<CopyPlan> MakeCopyPlan(const Options& options, const Endpoint& source,
                               std::shared_ptr<const Coverage> coverage = nullptr);
 
 // A plan that only reads and hashes an image (--verify, the source of an
-// incremental copy hashed whole): the copy's request shape, parallelism and
-// rate cap, nothing written or flushed, zero extents hashed as zeroes, and
-// the coverage given (nullptr: every byte).
+// incremental copy hashed whole): the copy's plan with its request shape,
+// parallelism, rate cap and verbosity, nothing written, zeroed, cloned or
+// flushed, zero extents hashed as zeroes, in the parallel engine, over the
+// coverage given (nullptr: every byte). image: the endpoint read (its size
+// is the image's).
 CopyPlan HashingPlan(const CopyPlan& copy, const EndpointInfo& image,
                      std::shared_ptr<const Coverage> coverage);
 

@@ -10,11 +10,11 @@
 namespace nbdcopy {
 
 Result<DirtySummary> SummarizeDirty(const CopyPlan& plan, Endpoint& source) {
-  const uint64_t size = *source.info().size;
+  if (Status status = CheckFinishedFor(plan, source); !status.ok()) return status;
   // Done ranges handed out as hashed (never skipped), so that they count.
   Coverage counted = plan.coverage != nullptr ? *plan.coverage : Coverage();
   counted.hash_done = true;
-  WorkMap map(RulesFor(plan, size), false, &counted);
+  WorkMap map(plan.rules, false, &counted);
   DirtySummary summary;
   std::deque<Piece> pieces;
   uint64_t previous_end = UINT64_MAX;  // where the last piece ended

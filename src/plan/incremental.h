@@ -27,7 +27,7 @@ struct DirtySummary {
   uint64_t done_bytes = 0;
 };
 
-// REQUIRES plan.incremental and a source with a known size. Walks the
+// REQUIRES plan.incremental, finished for the source (FinishPlan). Walks the
 // source's extents the way the copy will (the same WorkMap, its done ranges
 // counted instead of skipped), reading no data. Fails only if cancelled.
 Result<DirtySummary> SummarizeDirty(const CopyPlan& plan, Endpoint& source);

@@ -6,10 +6,12 @@
 #include <deque>
 #include <random>
 
+#include "support/fake_clock.h"
+
 namespace nbdcopy {
 namespace {
 
-using Clock = AdaptiveBudget::Clock;
+using fakes::FakeClock;
 using std::chrono::duration_cast;
 using std::chrono::nanoseconds;
 
@@ -43,7 +45,8 @@ struct Outcome {
 // when it fits the budget or nothing is in flight) for `seconds` of model time.
 Outcome Simulate(const Pipeline& pipeline, uint64_t request, uint64_t limit, double seconds,
                  uint64_t min_request = 0) {
-  AdaptiveBudget budget(min_request ? min_request : request, request, limit);
+  FakeClock clock;  // model time
+  AdaptiveBudget budget(min_request ? min_request : request, request, limit, clock.now());
   std::mt19937 rng(3);
   std::uniform_real_distribution<double> stretch(1.0, 1.0 + pipeline.jitter);
   struct InFlight {
@@ -78,7 +81,8 @@ Outcome Simulate(const Pipeline& pipeline, uint64_t request, uint64_t limit, dou
     now = first.done;
     delivered += first.bytes;
     bytes_in_flight -= first.bytes;
-    budget.OnDone(first.bytes, at(first.started), first.alone, at(now));
+    clock.time = at(now);
+    budget.OnDone(first.bytes, at(first.started), first.alone);
     if (now > 1.0 + seconds / 2 && !budget.probing()) {
       outcome.max_budget_late = std::max(outcome.max_budget_late, budget.budget());
       outcome.min_budget_late = std::min(outcome.min_budget_late, budget.budget());
@@ -159,16 +163,20 @@ TEST(AdaptiveBudgetTest, TheFirstProbeTimesBothSizesAndSlowPipelinesSkipTheTrial
   EXPECT_EQ(fresh.request_size(), 256u * 1024);
   EXPECT_EQ(fresh.budget(), 256u * 1024);  // one request alone
   // 10 ms round trips: windows of 40 ms, too long to try sizes in.
-  AdaptiveBudget slow(256 * 1024, kMiB, 12 * kMiB);
+  FakeClock clock;
+  AdaptiveBudget slow(256 * 1024, kMiB, 12 * kMiB, clock.now());
   const Clock::time_point t0{};
   using std::chrono::milliseconds;
-  slow.OnDone(256 * 1024, t0, true, t0 + milliseconds(10));
-  slow.OnDone(256 * 1024, t0 + milliseconds(10), true, t0 + milliseconds(20));
+  clock.time = t0 + milliseconds(10);
+  slow.OnDone(256 * 1024, t0, true);
+  clock.time = t0 + milliseconds(20);
+  slow.OnDone(256 * 1024, t0 + milliseconds(10), true);
   // Then one of the largest, alone.
   EXPECT_TRUE(slow.probing());
   EXPECT_EQ(slow.request_size(), kMiB);
   EXPECT_EQ(slow.budget(), kMiB);
-  slow.OnDone(kMiB, t0 + milliseconds(20), true, t0 + milliseconds(41));
+  clock.time = t0 + milliseconds(41);
+  slow.OnDone(kMiB, t0 + milliseconds(20), true);
   EXPECT_FALSE(slow.probing());
   EXPECT_TRUE(slow.sizes_tried());
   EXPECT_EQ(slow.request_size(), kMiB);

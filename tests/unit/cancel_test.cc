@@ -70,6 +70,7 @@ TEST_P(CancelTest, EngineStopsAndFinishesWhatItStarted) {
   Progress progress(ProgressMode::kNone, -1, size);
   CopyStats stats;
   CopyPlan plan = Plan(synchronous);
+  FinishPlan(size, &plan);
   CopyBooks books(plan, progress, nullptr, nullptr, nullptr);
   Status status = synchronous ? SyncCopy(plan, source, destination, books, nullptr, &stats)
                               : ParallelCopy(plan, source, destination, books, &stats);

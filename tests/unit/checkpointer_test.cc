@@ -10,6 +10,7 @@
 #include "engine/parallel_copy.h"
 #include "engine/sync_copy.h"
 #include "job/progress.h"
+#include "support/fake_clock.h"
 #include "support/memory_endpoint.h"
 
 namespace nbdcopy {
@@ -57,6 +58,21 @@ TEST(CheckpointerTest, DueAfterIntervalBytes) {
   checkpointer.Completed(0, 999, checkpointer.epoch());
   EXPECT_FALSE(checkpointer.Due());
   checkpointer.Completed(999, 1, checkpointer.epoch());
+  EXPECT_TRUE(checkpointer.Due());
+}
+
+TEST(CheckpointerTest, DueAfterTheIntervalFromTheLastCheckpoint) {
+  fakes::FakeClock clock;
+  Checkpointer checkpointer(RangeSet(), nullptr, std::chrono::seconds(5), 1ULL << 40,
+                            clock.now());
+  clock.time += std::chrono::milliseconds(4999);
+  EXPECT_FALSE(checkpointer.Due());
+  clock.time += std::chrono::milliseconds(1);
+  EXPECT_TRUE(checkpointer.Due());
+  auto destination = MemoryEndpoint::Zeroes(4096);
+  ASSERT_TRUE(checkpointer.Checkpoint(destination).ok());
+  EXPECT_FALSE(checkpointer.Due());  // the next one 5 s after this one
+  clock.time += std::chrono::seconds(5);
   EXPECT_TRUE(checkpointer.Due());
 }
 
@@ -175,6 +191,7 @@ TEST(CheckpointerTest, ADestinationRestartLosesNothingInEitherEngine) {
       Checkpointer checkpointer(RangeSet(), nullptr, kNever, 256 * kKiB);
       Progress progress(ProgressMode::kNone, -1, size);
       CopyPlan plan = SmallPlan(synchronous);
+      FinishPlan(size, &plan);
       CopyBooks books(plan, progress, nullptr, nullptr, &checkpointer);
       Status status = synchronous ? SyncCopy(plan, source, destination, books)
                                   : ParallelCopy(plan, source, destination, books);
@@ -206,6 +223,7 @@ TEST(CheckpointerTest, AResumedCopyNeitherReadsNorWritesWhatIsDone) {
     Recorder recorder;
     Checkpointer checkpointer(*done, recorder.Function(), kNever, 1ULL << 40);
     Progress progress(ProgressMode::kNone, -1, size);
+    FinishPlan(size, &plan);
     CopyBooks books(plan, progress, nullptr, nullptr, &checkpointer);
     Status status = synchronous ? SyncCopy(plan, source, destination, books)
                                 : ParallelCopy(plan, source, destination, books);

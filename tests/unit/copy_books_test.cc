@@ -29,6 +29,7 @@ CopyPlan FourMiBPlan() {
   CopyPlan plan;
   plan.request_size = kMiB;
   plan.alignment = 4096;
+  FinishPlan(4 * kMiB, &plan);
   return plan;
 }
 
@@ -58,7 +59,7 @@ TEST(CopyBooksTest, AConnectionOpenedMidCopyMakesNoCheckpoint) {
   Checkpointer checkpointer(RangeSet(), nullptr, std::chrono::seconds(0), 1ULL << 40);
   CopyBooks books(plan, progress, nullptr, nullptr, &checkpointer);
   auto destination = MemoryEndpoint::Zeroes(4 * kMiB);
-  WorkMap map(RulesFor(plan, 4 * kMiB));
+  WorkMap map(plan.rules);
   bool again = false;
   Bookkeeper late(books, destination, /*opened_mid_copy=*/true);
   late.Done(PieceKind::kData, 0, kMiB, late.Started(), kMiB);
@@ -99,6 +100,7 @@ std::vector<std::byte> DataWithHoles(size_t size) {
 
 Result<std::string> CopyWithChecksum(MemoryEndpoint& source, MemoryEndpoint& destination,
                                      CopyPlan plan) {
+  FinishPlan(source.info().size.value_or(0), &plan);
   auto checksum = OrderedChecksum::Create("sha256");
   if (!checksum.ok()) return checksum.status();
   CountingProgress progress;

@@ -153,9 +153,6 @@ class FileEndpointDirectTest : public ::testing::Test {
     device_.Fill(std::byte{0xee});
     // Direct writes come with the ring; a loop device takes O_DIRECT.
     if (!Uring::Create(8).ok()) GTEST_SKIP() << "no io_uring here";
-    if (const char* setting = std::getenv("NBDCOPY_IO_URING"); setting && *setting == '0') {
-      GTEST_SKIP() << "NBDCOPY_IO_URING=0";
-    }
     endpoint_ = device_.OpenDestination();
     ASSERT_TRUE(endpoint_->info().direct_writes);
   }

@@ -80,6 +80,7 @@ TEST_P(IncrementalCopyTest, OnlyDirtyRangesAreTouched) {
   plan.incremental = true;
   plan.synchronous = GetParam() == 0;
   plan.connections = std::max(1u, GetParam());
+  FinishPlan(kSize, &plan);
   uint64_t dirty_bytes = 0;
   for (const Range& r : kDirty) dirty_bytes += r.length;
   Progress progress(ProgressMode::kNone, -1, dirty_bytes);
@@ -123,6 +124,7 @@ TEST(IncrementalCopySummarizeDirtyTest, CountsWhatTheCopyWillMove) {
   plan.request_size = 256 * kKiB;
   plan.alignment = 4096;
   plan.incremental = true;
+  FinishPlan(kSize, &plan);
   Result<DirtySummary> summary = SummarizeDirty(plan, source);
   ASSERT_TRUE(summary.ok());
   EXPECT_EQ(summary->dirty_bytes, dirty_bytes);

@@ -57,6 +57,7 @@ struct Fixture {
   }
   Status Copy(CopyPlan plan) {
     plan.connections = workers;
+    FinishPlan(*source.info().size, &plan);
     Progress progress(ProgressMode::kNone, -1, source.info().size);
     CopyBooks books(plan, progress, nullptr, nullptr, nullptr);
     return ParallelCopy(plan, source, destination, books, &stats);
@@ -177,6 +178,7 @@ TEST(ParallelCopyTest, RangesRefusedAfterClonesAreCopiedOnceAndCounted) {
   plan.skip_zero_ranges = false;
   Progress progress(ProgressMode::kNone, -1, size);
   plan.connections = f.workers;
+  FinishPlan(size, &plan);
   CopyBooks books(plan, progress, nullptr, nullptr, nullptr);
   ASSERT_TRUE(ParallelCopy(plan, f.source, f.destination, books, &f.stats).ok());
   EXPECT_EQ(f.destination.data(), f.source.data());
@@ -205,6 +207,7 @@ TEST(ParallelCopyTest, NoCloneStartsOnceACancelWasAsked) {
   plan.clone_data = true;
   plan.skip_zero_ranges = true;
   plan.connections = 1;
+  FinishPlan(size, &plan);
   CancelOnFirstProgress progress;
   CopyBooks books(plan, progress, nullptr, nullptr, nullptr);
   Status status = ParallelCopy(plan, f.source, f.destination, books, &f.stats);

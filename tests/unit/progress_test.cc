@@ -8,11 +8,12 @@
 #include <regex>
 #include <vector>
 
+#include "support/fake_clock.h"
+
 namespace nbdcopy {
 namespace {
 
 using namespace std::chrono_literals;
-using Clock = Progress::Clock;
 
 constexpr uint64_t kMiB = 1024 * 1024;
 
@@ -143,10 +144,7 @@ class Capture {
     while ((n = read(fds_[0], buffer, sizeof buffer)) > 0) text.append(buffer, n);
     return text;
   }
-  std::function<Clock::time_point()> clock() {
-    return [this] { return now; };
-  }
-  Clock::time_point now{1h};
+  fakes::FakeClock clock;  // what the Progress reads, moved by the test
 
  private:
   int fds_[2];
@@ -155,14 +153,14 @@ class Capture {
 TEST(ProgressTest, PercentProtocolNeverReportsHundredUnlessFinished) {
   Capture capture;
   {
-    Progress progress(ProgressStyle::kPercent, capture.fd(), 100, capture.clock());
+    Progress progress(ProgressStyle::kPercent, capture.fd(), 100, capture.clock.now());
     progress.Start();
     progress.Add(50);
     progress.Add(50);  // every byte counted, but the copy has not finished
   }
   EXPECT_EQ(capture.Take(), "0/100\n50/100\n99/100\n");
 
-  Progress progress(ProgressStyle::kPercent, capture.fd(), 100, capture.clock());
+  Progress progress(ProgressStyle::kPercent, capture.fd(), 100, capture.clock.now());
   progress.Start();
   progress.Add(100);
   progress.Finish();
@@ -172,10 +170,10 @@ TEST(ProgressTest, PercentProtocolNeverReportsHundredUnlessFinished) {
 TEST(ProgressTest, BarRedrawsAtMostTenTimesASecondAndEndsItsLine) {
   Capture capture;
   {
-    Progress progress(ProgressStyle::kBar, capture.fd(), 100 * kMiB, capture.clock());
+    Progress progress(ProgressStyle::kBar, capture.fd(), 100 * kMiB, capture.clock.now());
     progress.Start();
     for (int i = 0; i < 50; ++i) progress.Add(kMiB);  // all in the same instant
-    capture.now += 150ms;
+    capture.clock.time += 150ms;
     progress.Add(kMiB);
   }  // destroyed unfinished, as on an error or interrupt
   std::string text = capture.Take();
@@ -188,9 +186,9 @@ TEST(ProgressTest, BarRedrawsAtMostTenTimesASecondAndEndsItsLine) {
 TEST(ProgressTest, BarFinishDrawsHundredOnceWithNewline) {
   Capture capture;
   {
-    Progress progress(ProgressStyle::kBar, capture.fd(), 4 * kMiB, capture.clock());
+    Progress progress(ProgressStyle::kBar, capture.fd(), 4 * kMiB, capture.clock.now());
     progress.Start();
-    capture.now += 2s;
+    capture.clock.time += 2s;
     progress.Add(4 * kMiB);
     progress.Finish();
   }
@@ -219,11 +217,11 @@ std::vector<int> ForkliftPercents(const std::string& text) {
 
 TEST(ProgressTest, LinesOnEachWholePercentAtMostOneASecond) {
   Capture capture;
-  Progress progress(ProgressStyle::kLines, capture.fd(), 100 * kMiB, capture.clock());
+  Progress progress(ProgressStyle::kLines, capture.fd(), 100 * kMiB, capture.clock.now());
   progress.Start();
   EXPECT_EQ(ForkliftPercents(capture.Take()), std::vector<int>{0});
   for (int i = 0; i < 25; ++i) {
-    capture.now += 200ms;  // past the redraw interval every time
+    capture.clock.time += 200ms;  // past the redraw interval every time
     progress.Add(kMiB);
   }
   // A percent a step, but one line a second: 5 lines in 5 seconds.
@@ -231,17 +229,17 @@ TEST(ProgressTest, LinesOnEachWholePercentAtMostOneASecond) {
   EXPECT_EQ(text.find('\r'), std::string::npos);
   EXPECT_EQ(ForkliftPercents(text), (std::vector<int>{5, 10, 15, 20, 25})) << text;
 
-  capture.now += 3s;  // no new percent: nothing
+  capture.clock.time += 3s;  // no new percent: nothing
   progress.Add(kMiB / 2);
   EXPECT_EQ(capture.Take(), "");
-  capture.now += 8s;  // quiet for 10 s: a line without a new percent
+  capture.clock.time += 8s;  // quiet for 10 s: a line without a new percent
   progress.Add(kMiB / 4);
   // The rate is measured over the last window: 0.25 MiB in 8 s.
   EXPECT_EQ(capture.Take(),
             Upstream("▘", 25, 11) + " 25.8 MiB of 100 MiB, 32.0 KiB/s, ETA 39:36\n");
 
   progress.Add(74 * kMiB + kMiB / 4);
-  capture.now += 100ms;
+  capture.clock.time += 100ms;
   progress.Finish();
   EXPECT_EQ(capture.Take(), Upstream("█", 100, 40) + " 100 MiB of 100 MiB, 6.21 MiB/s, in 0:16\n");
 }
@@ -249,9 +247,9 @@ TEST(ProgressTest, LinesOnEachWholePercentAtMostOneASecond) {
 TEST(ProgressTest, LinesOfAnUnfinishedCopyStopBelowHundred) {
   Capture capture;
   {
-    Progress progress(ProgressStyle::kLines, capture.fd(), 100, capture.clock());
+    Progress progress(ProgressStyle::kLines, capture.fd(), 100, capture.clock.now());
     progress.Start();
-    capture.now += 2s;
+    capture.clock.time += 2s;
     progress.Add(100);  // every byte counted, but the copy failed before the end
   }
   EXPECT_EQ(ForkliftPercents(capture.Take()), (std::vector<int>{0, 99}));
@@ -259,13 +257,13 @@ TEST(ProgressTest, LinesOfAnUnfinishedCopyStopBelowHundred) {
 
 TEST(ProgressTest, StreamOfUnknownLengthGetsQuietLinesThenAHundredFrame) {
   Capture capture;
-  Progress progress(ProgressStyle::kLines, capture.fd(), std::nullopt, capture.clock());
+  Progress progress(ProgressStyle::kLines, capture.fd(), std::nullopt, capture.clock.now());
   progress.Start();
   EXPECT_EQ(capture.Take(), "▝ 0 B, --/s\n");
-  capture.now += 5s;
+  capture.clock.time += 5s;
   progress.Add(kMiB);
   EXPECT_EQ(capture.Take(), "");  // no percent to report, and not quiet for long
-  capture.now += 6s;
+  capture.clock.time += 6s;
   progress.Add(kMiB);
   EXPECT_EQ(capture.Take(), "▐ 2.00 MiB, 171 KiB/s\n");
   progress.Finish();
@@ -274,7 +272,7 @@ TEST(ProgressTest, StreamOfUnknownLengthGetsQuietLinesThenAHundredFrame) {
 
 TEST(ProgressTest, EmptyImageReportsZeroThenHundred) {
   Capture capture;
-  Progress progress(ProgressStyle::kPercent, capture.fd(), 0, capture.clock());
+  Progress progress(ProgressStyle::kPercent, capture.fd(), 0, capture.clock.now());
   progress.Start();
   progress.Finish();
   EXPECT_EQ(capture.Take(), "0/100\n100/100\n");

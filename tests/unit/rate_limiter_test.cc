@@ -2,21 +2,15 @@
 
 #include <gtest/gtest.h>
 
+#include "support/fake_clock.h"
+
 namespace nbdcopy {
 namespace {
 
 using namespace std::chrono_literals;
-using Clock = RateLimiter::Clock;
+using fakes::FakeClock;
 
 constexpr uint64_t kMiB = 1024 * 1024;
-
-class FakeClock {
- public:
-  std::function<Clock::time_point()> now() {
-    return [this] { return time; };
-  }
-  Clock::time_point time{1h};
-};
 
 // Reads of `chunk` bytes as fast as the limiter allows for `seconds`:
 // the bytes it let through.

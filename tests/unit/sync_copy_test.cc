@@ -41,7 +41,8 @@ std::vector<Operation> OpsNamed(const MemoryEndpoint& endpoint, const std::strin
   return result;
 }
 
-Status Copy(const CopyPlan& plan, MemoryEndpoint& source, MemoryEndpoint& destination) {
+Status Copy(CopyPlan plan, MemoryEndpoint& source, MemoryEndpoint& destination) {
+  FinishPlan(source.info().size.value_or(0), &plan);
   Progress progress(ProgressMode::kNone, -1, source.info().size);
   CopyBooks books(plan, progress, nullptr, nullptr, nullptr);
   return SyncCopy(plan, source, destination, books);
@@ -53,6 +54,7 @@ TEST(SyncCopyTest, ClonesDataWhereTheDestinationCan) {
   destination.AllowClones();
   CopyPlan plan = Plan();
   plan.clone_data = true;
+  FinishPlan(*source.info().size, &plan);
   Progress progress(ProgressMode::kNone, -1, source.info().size);
   CopyStats stats;
   CopyBooks books(plan, progress, nullptr, nullptr, nullptr);
@@ -298,7 +300,8 @@ TEST(SyncCopyTest, ProgressEndsAt100) {
   auto destination = MemoryEndpoint::Zeroes(1024 * kKiB);
   Progress progress(ProgressMode::kFd, fds[1], source.info().size);
   progress.Start();
-  const CopyPlan plan = Plan(64 * kKiB);
+  CopyPlan plan = Plan(64 * kKiB);
+  FinishPlan(*source.info().size, &plan);
   CopyBooks books(plan, progress, nullptr, nullptr, nullptr);
   ASSERT_TRUE(SyncCopy(plan, source, destination, books).ok());
   progress.Finish();

@@ -12,6 +12,8 @@
 #include <sstream>
 #include <thread>
 
+#include "base/clock.h"
+
 namespace nbdcopy {
 
 namespace {
@@ -48,7 +50,7 @@ std::string CommandEnd(const std::vector<std::string>& argv, pid_t pid) {
   if (!Findable(command)) return "the command " + command + " was not found";
   if (pid <= 0) return "";
   // (It closed its end of the socket: exiting, if not yet gone.)
-  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+  const auto until = Clock::now() + std::chrono::seconds(1);
   do {
     siginfo_t info{};
     if (waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) == -1) return "";
@@ -62,7 +64,7 @@ std::string CommandEnd(const std::vector<std::string>& argv, pid_t pid) {
                          command, info.si_status, name != nullptr ? name : "?");
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  } while (std::chrono::steady_clock::now() < until);
+  } while (Clock::now() < until);
   return "";
 }
 

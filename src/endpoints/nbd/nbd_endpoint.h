@@ -54,6 +54,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/clock.h"
 #include "endpoints/endpoint_spec.h"
 #include "endpoints/nbd/nbd_connection_state.h"
 #include "endpoints/nbd/nbd_notify_watchdog.h"
@@ -112,7 +113,6 @@ class NbdEndpoint : public Endpoint {
   void OnPollEvents(short revents) override;
 
  private:
-  using Clock = std::chrono::steady_clock;
   // One asynchronous command: what libnbd's callbacks need to report it.
   // Pooled (commands_ owns them), so a steady copy allocates none.
   enum class Op { kRead, kWrite, kZero, kFlush, kExtents };

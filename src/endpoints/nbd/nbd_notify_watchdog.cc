@@ -32,7 +32,7 @@ void NotifyWatchdog::Begin(int fd) {
     std::lock_guard lock(mutex_);
     fd_ = fd;
     inode_ = inode;
-    since_ = std::chrono::steady_clock::now();
+    since_ = Clock::now();
     fired_ = false;
   }
   changed_.notify_one();
@@ -52,7 +52,7 @@ void NotifyWatchdog::Watch() {
       continue;
     }
     const auto deadline = since_ + limit_;
-    if (std::chrono::steady_clock::now() < deadline) {
+    if (Clock::now() < deadline) {
       changed_.wait_until(lock, deadline);
       continue;
     }

@@ -23,6 +23,8 @@
 #include <mutex>
 #include <thread>
 
+#include "base/clock.h"
+
 namespace nbdcopy {
 
 class NotifyWatchdog {
@@ -48,7 +50,7 @@ class NotifyWatchdog {
   bool stop_ = false;
   int fd_ = -1;      // the socket of the notification under way, -1: none
   ino_t inode_ = 0;  // fd_'s inode when it began: never another socket
-  std::chrono::steady_clock::time_point since_;
+  Clock::time_point since_;
   bool fired_ = false;
   std::thread thread_;  // last: starts once the rest is set
 };

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <thread>
 
+#include "base/clock.h"
 #include "endpoints/nbd/nbd_endpoint.h"
 #include "nbdcopy/cancel.h"
 
@@ -19,12 +20,12 @@ constexpr auto kFirstBackoff = std::chrono::seconds(1);
 constexpr auto kLongestBackoff = std::chrono::seconds(60);
 
 // Sleeps, waking for a cancel; false if one was asked.
-bool SleepUnlessCancelled(std::chrono::steady_clock::duration duration) {
-  const auto until = std::chrono::steady_clock::now() + duration;
-  while (std::chrono::steady_clock::now() < until) {
+bool SleepUnlessCancelled(Clock::duration duration) {
+  const auto until = Clock::now() + duration;
+  while (Clock::now() < until) {
     if (CancelRequested()) return false;
-    std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(
-        std::chrono::milliseconds(100), until - std::chrono::steady_clock::now()));
+    std::this_thread::sleep_for(std::min<Clock::duration>(
+        std::chrono::milliseconds(100), until - Clock::now()));
   }
   return !CancelRequested();
 }
@@ -95,8 +96,8 @@ Status NbdEndpoint::Reconnect(const std::string& reason) {
     // The first attempt at once (a load balancer or NAT dropped an idle
     // connection: the server is there), then 1 s, 2 s, 4 s ...
     const auto backoff =
-        attempt == 1 ? std::chrono::steady_clock::duration::zero()
-                     : std::min<std::chrono::steady_clock::duration>(
+        attempt == 1 ? Clock::duration::zero()
+                     : std::min<Clock::duration>(
                            kLongestBackoff, kFirstBackoff * (1u << std::min(attempt - 2, 6u)));
     const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(backoff).count();
     notice(attempt == 1
