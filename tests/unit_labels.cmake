@@ -3,17 +3,17 @@
 # a handful of end-to-end copies), and adds to every case whose suite tests
 # a feature that feature's label.
 set(unit_feature_suites
-  checkpoint CheckpointerTest CopyBooksTest CheckpointFileTest CheckpointFileIoTest CheckpointRunTest
-             RunEnvironmentTest -
+  checkpoint CheckpointerTest CopyBooksTest CheckpointFileTest CheckpointFileIoTest CheckpointJobTest
+             JobEnvironmentTest -
   retry NbdExportChangeTest NbdConnectionStateTest -
-  incremental IncrementalCopyTest IncrementalCopySummarizeDirtyTest RangeListTest RangesRunTest TextLexerTest -
+  incremental IncrementalCopyTest IncrementalCopySummarizeDirtyTest RangeListTest RangesJobTest TextLexerTest -
   blkhash BlkhashTest BlkhashSequentialTest -
   checksum OrderedChecksumTest CopyBooksChecksumTest -
-  progress ProgressTest RenderTest FormatTest -
+  progress ProgressTest ProgressRenderTest ProgressFormatTest -
   option OptionChecksTest CommandLineTest OptionTableTest GetoptReadingTest HelpTextTest OptionNumbersParseNumberTest OptionNumbersParseSizeTest
          OptionNumbersFormatSizeTest OptionNumbersQuotedTest RateLimiterTest -
   tls NbdTlsTest -
-  json ReportTest RunOutputTest -)
+  json ReportTest JobOutputTest -)
 set(feature "")
 foreach(word ${unit_feature_suites})
   if(word STREQUAL "-")

@@ -59,7 +59,7 @@ int Main(int argc, char** argv) {
       return kExitSuccess;
     case Action::kCopy: {
       if (Status status = InstallCancelHandlers(); !status.ok()) return Fail(status);
-      CopyOutcome outcome = RunCopy(command_line->options);
+      CopyOutcome outcome = ExecuteJob(command_line->options);
       if (!outcome.status.ok()) Fail(outcome.status);
       return outcome.exit_status;
     }

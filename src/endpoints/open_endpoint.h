@@ -30,7 +30,7 @@ struct OpenFlags {
   // plain calls in the workers' own threads cost less (see OverlapFileIo).
   bool overlapped_file_io = true;
   // false: files and block devices never use io_uring, plain system calls
-  // only (NBDCOPY_IO_URING=0, which the job reads: job/run_environment.h).
+  // only (NBDCOPY_IO_URING=0, which the job reads: job/job_environment.h).
   bool io_uring = true;
 };
 

@@ -86,7 +86,7 @@ class Checkpointer {
       EXCLUDES(mutex_);
 
   RangeSet durable() const EXCLUDES(mutex_);
-  // Checkpoints made durable by this run (for -v and tests).
+  // Checkpoints made durable by this job (for -v and tests).
   uint64_t checkpoints() const { return checkpoints_.load(std::memory_order_relaxed); }
 
  private:

@@ -16,7 +16,7 @@ namespace {
 // workers start once there is data to move (an image of holes and zeroes
 // is done by one connection before a second could finish its handshake);
 // later rounds (ranges to copy again) are small, done by one.
-void RunWorkers(SharedCopy& shared, Endpoint& source, Endpoint& destination, bool first_round) {
+void CopyWithWorkers(SharedCopy& shared, Endpoint& source, Endpoint& destination, bool first_round) {
   std::vector<std::jthread> helpers;
   auto start_helpers = [&] {
     for (unsigned i = 1; i < shared.plan.connections; ++i) {
@@ -34,12 +34,12 @@ void RunWorkers(SharedCopy& shared, Endpoint& source, Endpoint& destination, boo
         if (!opened(source_connection)) return;
         auto destination_connection = destination.Connect();
         if (!opened(destination_connection)) return;
-        Worker(shared, **source_connection, **destination_connection, nullptr, true).Run();
+        Worker(shared, **source_connection, **destination_connection, nullptr, true).Work();
       });
     }
   };
   Worker(shared, source, destination, first_round ? std::function<void()>(start_helpers) : nullptr)
-      .Run();
+      .Work();
 }  // joins the helpers
 
 }  // namespace
@@ -50,7 +50,7 @@ Status ParallelCopy(const CopyPlan& plan, Endpoint& source, Endpoint& destinatio
   SharedCopy shared(plan, books);
   bool first_round = true, again = false;
   do {
-    RunWorkers(shared, source, destination, first_round);
+    CopyWithWorkers(shared, source, destination, first_round);
     first_round = false;
     const bool stopped = shared.failed() || CancelRequested();
     // The last checkpoint (the flush); after a failure or a signal it keeps

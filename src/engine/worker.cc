@@ -68,7 +68,7 @@ Worker::Worker(SharedCopy& shared, Endpoint& source, Endpoint& destination,
   for (unsigned i = max_requests_; i > 0; --i) free_slots_.push_back(i - 1);
 }
 
-void Worker::Run() {
+void Worker::Work() {
   std::vector<Completion> completions;
   for (;;) {
     KeepBooks(false);
@@ -112,7 +112,7 @@ void Worker::Admit() {
     }
     if (on_first_data_) std::exchange(on_first_data_, nullptr)();
     if (std::optional<CloneRule::Run> run = clone_.Next(pieces_)) {
-      // Clones take no slot: check here what Run() checks between calls.
+      // Clones take no slot: check here what Work() checks between calls.
       if (Stopping()) return;
       if (CloneFront(*run)) continue;
     }

@@ -70,7 +70,7 @@ class Worker {
 
   // Copies until the map is done, a worker failed or a cancel was asked,
   // then waits for what is in flight and merges its statistics.
-  void Run();
+  void Work();
 
  private:
   // One request: a data piece (a read, then writes and zeroes of its runs)

@@ -32,7 +32,7 @@
 // bytes or more (which no endpoint has) round-trip here but not there.
 //
 // Thread safety: functions of values; the file functions touch only the
-// named file (and path + ".tmp"): one thread, one run per checkpoint file.
+// named file (and path + ".tmp"): one thread, one job per checkpoint file.
 // (CompareIdentity is in checkpoint_identity.cc, the rest in
 // checkpoint_file.cc.)
 #ifndef NBDCOPY_JOB_CHECKPOINT_FILE_H_
@@ -94,7 +94,7 @@ std::string EscapeCheckpointValue(std::string_view value);
 // nbdcopy" (plus which line is missing) when identity lines are missing.
 Result<CheckpointState> ParseCheckpoint(std::string_view text, const std::string& path);
 
-// OK when `recorded` (the file's) and `now` (this run's) name the same
+// OK when `recorded` (the file's) and `now` (this job's) name the same
 // copy. An empty string field never matches, not even another empty one.
 // The source (destination) matches when its words do, or its file does:
 // a.raw, ./a.raw and /abs/a.raw are one file (a different file under the

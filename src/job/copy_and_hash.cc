@@ -100,7 +100,7 @@ void PrintVerified(const char* what, const std::string& source, const std::strin
 }  // namespace
 
 Status Verify(const CopyPlan& plan, Endpoint& destination, uint64_t length,
-              const DigestSpecs& specs, const Digests& source_digests, RunReport* report,
+              const DigestSpecs& specs, const Digests& source_digests, JobReport* report,
               std::shared_ptr<const Coverage> coverage) {
   Result<Digests> copied = HashImage(plan, destination, length, specs, std::move(coverage));
   if (!copied.ok()) return copied.status().WithPrefix("--verify");

@@ -58,7 +58,7 @@ struct Digests {
 // on stderr with plan.verbose).
 [[nodiscard]] Status Verify(const CopyPlan& plan, Endpoint& destination, uint64_t length,
                             const DigestSpecs& specs, const Digests& source_digests,
-                            RunReport* report, std::shared_ptr<const Coverage> coverage = nullptr);
+                            JobReport* report, std::shared_ptr<const Coverage> coverage = nullptr);
 
 }  // namespace nbdcopy
 

@@ -17,16 +17,16 @@
 #include "engine/sync_copy.h"
 #include "hash/blkhash.h"
 #include "hash/digest_library.h"
-#include "job/checkpoint_run.h"
+#include "job/checkpoint_job.h"
 #include "job/copy_and_hash.h"
 #include "job/digest_output.h"
 #include "job/format_hint.h"
 #include "job/option_checks.h"
 #include "job/progress.h"
-#include "job/ranges_run.h"
+#include "job/ranges_job.h"
 #include "job/report.h"
-#include "job/run_environment.h"
-#include "job/run_output.h"
+#include "job/job_environment.h"
+#include "job/job_output.h"
 #include "nbdcopy/cancel.h"
 #include "plan/copy_plan.h"
 #include "plan/incremental.h"
@@ -40,12 +40,12 @@ struct EndpointPair {
   std::unique_ptr<Endpoint> source;
   std::unique_ptr<Endpoint> destination;
   bool null_destination = false;              // null: (an incremental copy's dry run)
-  std::unique_ptr<CheckpointRun> checkpoint;  // --checkpoint
+  std::unique_ptr<CheckpointJob> checkpoint;  // --checkpoint
   std::optional<RangeSet> listed;             // --ranges
 };
 
 // libcrypto is loaded by the first checksum (hash/digest_library.h). Where
-// this run will make one (--blkhash, --verify, or the source samples of
+// this job will make one (--blkhash, --verify, or the source samples of
 // --checkpoint), it is loaded before anything is opened: on a machine
 // without it the run stops here, the destination untouched.
 Status LoadDigestsIfNeeded(const Options& options) {
@@ -62,8 +62,8 @@ Status LoadDigestsIfNeeded(const Options& options) {
 
 // Classifies and checks the operands and options, then opens the source
 // first: if it cannot be opened the destination is never touched.
-Result<EndpointPair> OpenEndpoints(const Options& options, const RunEnvironment& environment,
-                                   RunReport* report,
+Result<EndpointPair> OpenEndpoints(const Options& options, const JobEnvironment& environment,
+                                   JobReport* report,
                                    const std::shared_ptr<ReconnectNotices>& notices) {
   Result<EndpointSpec> source_spec = ClassifyEndpoint(options.source, Role::kSource);
   if (!source_spec.ok()) return source_spec.status();
@@ -84,9 +84,9 @@ Result<EndpointPair> OpenEndpoints(const Options& options, const RunEnvironment&
     if (!text.ok()) return text.status();
     ranges_text = std::move(text).value();
   }
-  std::unique_ptr<CheckpointRun> checkpoint;
+  std::unique_ptr<CheckpointJob> checkpoint;
   if (options.checkpoint) {
-    auto loaded = CheckpointRun::Load(options, *source_spec, *destination_spec);
+    auto loaded = CheckpointJob::Load(options, *source_spec, *destination_spec);
     if (!loaded.ok()) return loaded.status();
     checkpoint = std::move(loaded).value();
   }
@@ -138,7 +138,7 @@ Result<EndpointPair> OpenEndpoints(const Options& options, const RunEnvironment&
 
 // What the JSON report says of the plan.
 void RecordPlan(const CopyPlan& plan, const Options& options,
-                const std::optional<BlkhashSpec>& hash_spec, RunReport* report) {
+                const std::optional<BlkhashSpec>& hash_spec, JobReport* report) {
   report->copy_started = true;
   report->synchronous = plan.synchronous;
   report->connections = plan.connections;
@@ -178,9 +178,9 @@ struct PreparedCopy {
 };
 
 // Plans the copy and prepares the destination: the first change made to it.
-Result<PreparedCopy> PrepareCopy(const Options& options, const RunEnvironment& environment,
+Result<PreparedCopy> PrepareCopy(const Options& options, const JobEnvironment& environment,
                                  EndpointPair& endpoints,
-                                 const std::optional<BlkhashSpec>& hash_spec, RunReport* report) {
+                                 const std::optional<BlkhashSpec>& hash_spec, JobReport* report) {
   Endpoint& source = *endpoints.source;
   Endpoint& destination = *endpoints.destination;
   Result<CopyPlan> plan = MakeCopyPlan(options, source, destination,
@@ -188,7 +188,7 @@ Result<PreparedCopy> PrepareCopy(const Options& options, const RunEnvironment& e
   if (!plan.ok()) return plan.status();
   if (CancelRequested()) return CancelledStatus();  // before the destination is touched
   PreparedCopy prepared;
-  if (CheckpointRun* checkpoint = endpoints.checkpoint.get()) {
+  if (CheckpointJob* checkpoint = endpoints.checkpoint.get()) {
     checkpoint->StartBooks(plan->alignment, environment.checkpoint_interval);
     prepared.checkpointer = checkpoint->checkpointer();
   } else if (options.retry > 0) {
@@ -218,7 +218,7 @@ std::shared_ptr<const Coverage> VerifyCoverage(const CopyPlan& plan) {
 // (or its listed ranges), the expected checksum, the comparison.
 Status CheckAndReport(const Options& options, const PreparedCopy& prepared, EndpointPair& endpoints,
                       const DigestSpecs& specs, uint64_t length, Result<Digests> digests,
-                      RunReport* report) {
+                      JobReport* report) {
   if (options.incremental()) {
     if (options.verbose) PrintIncrementalStats(options, *report);
     length = *report->size;
@@ -246,8 +246,8 @@ Status CheckAndReport(const Options& options, const PreparedCopy& prepared, Endp
 // The job up to its Status, recording in *report what the JSON report
 // needs; *progress is created once the source's size is known, and left
 // for the caller to read and end.
-Status Copy(const Options& options, const RunEnvironment& environment,
-            std::optional<Progress>* progress, RunReport* report,
+Status Copy(const Options& options, const JobEnvironment& environment,
+            std::optional<Progress>* progress, JobReport* report,
             const std::shared_ptr<ReconnectNotices>& notices) {
   Result<EndpointPair> endpoints = OpenEndpoints(options, environment, report, notices);
   if (!endpoints.ok()) return endpoints.status();
@@ -259,7 +259,7 @@ Status Copy(const Options& options, const RunEnvironment& environment,
   Result<PreparedCopy> prepared =
       PrepareCopy(options, environment, *endpoints, hash_spec, report);
   if (!prepared.ok()) return prepared.status();
-  CheckpointRun* checkpoint = endpoints->checkpoint.get();
+  CheckpointJob* checkpoint = endpoints->checkpoint.get();
 
   std::optional<uint64_t> total = report->size;
   uint64_t already = checkpoint ? checkpoint->done_bytes() : 0;
@@ -302,10 +302,10 @@ std::string InterruptedMessage(uint64_t copied, std::optional<uint64_t> total) {
 
 }  // namespace
 
-CopyOutcome RunCopy(const Options& options) {
+CopyOutcome ExecuteJob(const Options& options) {
   const auto start = Clock::now();
   std::optional<Progress> progress;
-  RunReport report;
+  JobReport report;
   // --retry: a reconnecting endpoint says so between the progress frames,
   // or on stderr with -v.
   auto notices = std::make_shared<ReconnectNotices>();
@@ -313,8 +313,8 @@ CopyOutcome RunCopy(const Options& options) {
     if (progress && progress->Note(line)) return;
     if (verbose) std::fprintf(stderr, "nbdcopy: %s\n", line.c_str());
   };
-  // The environment's knobs, read here once (job/run_environment.h).
-  Status status = Copy(options, ReadRunEnvironment(), &progress, &report, notices);
+  // The environment's knobs, read here once (job/job_environment.h).
+  Status status = Copy(options, ReadJobEnvironment(), &progress, &report, notices);
   report.reconnections = notices->reconnections.load();
   const uint64_t copied = progress ? progress->copied() : 0;  // earlier runs' too
   report.bytes_copied = copied - std::min(copied, report.bytes_already_done);

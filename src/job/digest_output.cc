@@ -5,7 +5,7 @@
 
 #include <vector>
 
-#include "job/run_output.h"
+#include "job/job_output.h"
 
 namespace nbdcopy {
 
@@ -43,7 +43,7 @@ Status CheckExpectedChecksum(const ChecksumSpec& spec, const std::string& actual
                   *spec.expected, actual));
 }
 
-Status WriteDigests(const Options& options, const RunReport& report, FileSystem& files) {
+Status WriteDigests(const Options& options, const JobReport& report, FileSystem& files) {
   const bool json_on_stdout = options.json && !options.json_file;
   const bool stdout_is_data = options.destination == std::vector<std::string>{"-"};
   if (options.blkhash && report.digest && (options.blkhash_file || !json_on_stdout)) {

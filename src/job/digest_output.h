@@ -36,7 +36,7 @@ Status CheckExpectedChecksum(const ChecksumSpec& spec, const std::string& actual
 // The digests in *report written where the options say (not with the JSON
 // report on stdout, which carries them; not --checksum's on stdout when
 // stdout is the data, where an expected digest was the check asked for).
-[[nodiscard]] Status WriteDigests(const Options& options, const RunReport& report,
+[[nodiscard]] Status WriteDigests(const Options& options, const JobReport& report,
                                   FileSystem& files = RealFileSystem());
 
 }  // namespace nbdcopy

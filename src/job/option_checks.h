@@ -1,4 +1,4 @@
-// The refusals of a run's options, in one place: what the command line
+// The refusals of a job's options, in one place: what the command line
 // alone decides (before any endpoint is opened, so nothing is created,
 // waited for or written), and the few checks repeated on the opened
 // endpoints. Every message starts with the option it refuses.
@@ -32,7 +32,7 @@ bool IsStream(const Endpoint& endpoint);
 // is opened: options that need another (--ranges-type, --blkhash-file), a
 // report or digest mixed into data on stdout, --verify of what cannot be
 // read back, a file copied onto itself, and what an incremental copy cannot
-// do (below). --checkpoint's come with FILE read (CheckpointRun::Load).
+// do (below). --checkpoint's come with FILE read (CheckpointJob::Load).
 Status CheckOptions(const Options& options, const EndpointSpec& source,
                     const EndpointSpec& destination);
 
@@ -44,13 +44,13 @@ Status CheckIncrementalOptions(const Options& options, const EndpointSpec& sourc
                                const EndpointSpec& destination);
 
 // REQUIRES options.checkpoint. Refuses a stream or null: destination and a
-// stream source (called by CheckpointRun::Load, first).
+// stream source (called by CheckpointJob::Load, first).
 Status CheckCheckpointOperands(const Options& options, const EndpointSpec& source,
                                const EndpointSpec& destination);
 
 // After opening, nothing written: --verify of a destination that turned
 // out to be a stream, and an incremental copy's (--checkpoint checks its
-// own in CheckpointRun::Check).
+// own in CheckpointJob::Check).
 Status CheckOpenedDestination(const Options& options, const Endpoint& destination);
 
 }  // namespace nbdcopy

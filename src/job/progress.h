@@ -82,7 +82,7 @@ class Progress final : public ProgressSink {
   Progress& operator=(const Progress&) = delete;
 
   // already_done: bytes an earlier run copied (a resumed --checkpoint);
-  // the display starts there and the rate counts only this run's.
+  // the display starts there and the rate counts only this job's.
   void Start(uint64_t already_done = 0);
   void Add(uint64_t bytes) override;
   // The copy finished: reports 100 % and ends the line.

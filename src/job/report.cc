@@ -15,7 +15,7 @@ Json OrNull(const std::optional<T>& value) {
   return value ? Json(*value) : Json(nullptr);
 }
 
-Json ChecksumJson(const RunReport& report) {
+Json ChecksumJson(const JobReport& report) {
   if (!report.blkhash) return nullptr;
   return Json{{"algorithm", report.blkhash->algorithm},
               {"block_size", report.blkhash->block_size},
@@ -24,7 +24,7 @@ Json ChecksumJson(const RunReport& report) {
 
 // The plain checksum (--checksum): the expected digest and whether the
 // source's matched it (null: none expected, or not computed).
-Json PlainChecksumJson(const RunReport& report) {
+Json PlainChecksumJson(const JobReport& report) {
   if (!report.checksum) return nullptr;
   const std::optional<std::string>& expected = report.checksum->expected;
   Json match = expected && report.checksum_digest ? Json(*expected == *report.checksum_digest)
@@ -35,7 +35,7 @@ Json PlainChecksumJson(const RunReport& report) {
               {"match", match}};
 }
 
-Json VerifyJson(const RunReport& report) {
+Json VerifyJson(const JobReport& report) {
   if (!report.destination_digest && !report.destination_checksum) return nullptr;
   const bool match = (!report.destination_digest || report.digest == report.destination_digest) &&
                      (!report.destination_checksum ||
@@ -45,7 +45,7 @@ Json VerifyJson(const RunReport& report) {
               {"destination_checksum", OrNull(report.destination_checksum)}};
 }
 
-Json DirtyJson(const RunReport& report) {
+Json DirtyJson(const JobReport& report) {
   if (!report.dirty_bitmap) return nullptr;
   Json json = {{"name", *report.dirty_bitmap}};
   json["dirty_bytes"] = report.dirty ? Json(report.dirty->dirty_bytes) : Json(nullptr);
@@ -54,7 +54,7 @@ Json DirtyJson(const RunReport& report) {
   return json;
 }
 
-Json RangesJson(const RunReport& report) {
+Json RangesJson(const JobReport& report) {
   if (!report.ranges_file) return nullptr;
   Json json = {{"file", *report.ranges_file},
                {"listed_bytes", report.listed_bytes},
@@ -74,7 +74,7 @@ Json SignalName(int signal_number) {
 
 }  // namespace
 
-std::string RenderJson(const RunReport& report) {
+std::string RenderJson(const JobReport& report) {
   const CopyStats& stats = report.stats;
   double throughput = report.elapsed_seconds > 0
                           ? static_cast<double>(report.bytes_copied) / report.elapsed_seconds

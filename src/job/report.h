@@ -14,13 +14,13 @@
 
 namespace nbdcopy {
 
-struct RunReport {
+struct JobReport {
   std::string source;            // as shown in messages: URI passwords replaced by "***"
   std::string destination;       // likewise
   std::optional<uint64_t> size;  // the source's; a stream's once it ended
-  uint64_t bytes_copied = 0;     // reached the destination in this run (zeroed and skipped included)
+  uint64_t bytes_copied = 0;     // reached the destination in this job (zeroed and skipped included)
   uint64_t bytes_already_done = 0;  // skipped: a resumed --checkpoint marked them done
-  uint64_t checkpoints = 0;         // made durable in this run (--checkpoint, --retry)
+  uint64_t checkpoints = 0;         // made durable in this job (--checkpoint, --retry)
   uint64_t reconnections = 0;       // connections re-established (--retry)
   CopyStats stats;               // the copy's, not --verify's read-back
   bool copy_started = false;     // the plan below is known
@@ -50,7 +50,7 @@ struct RunReport {
 
 // One line of JSON (no trailing newline). Field names and meanings are
 // documented in docs/nbdcopy.1 (JSON REPORT).
-std::string RenderJson(const RunReport& report);
+std::string RenderJson(const JobReport& report);
 
 }  // namespace nbdcopy
 

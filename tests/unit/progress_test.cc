@@ -17,7 +17,7 @@ using namespace std::chrono_literals;
 
 constexpr uint64_t kMiB = 1024 * 1024;
 
-TEST(FormatTest, Bytes) {
+TEST(ProgressFormatTest, Bytes) {
   EXPECT_EQ(FormatBytes(0), "0 B");
   EXPECT_EQ(FormatBytes(1023), "1023 B");
   EXPECT_EQ(FormatBytes(1024), "1.00 KiB");
@@ -28,7 +28,7 @@ TEST(FormatTest, Bytes) {
   EXPECT_EQ(FormatBytes(UINT64_MAX), "16.0 EiB");
 }
 
-TEST(FormatTest, Duration) {
+TEST(ProgressFormatTest, Duration) {
   EXPECT_EQ(FormatDuration(0s), "0:00");
   EXPECT_EQ(FormatDuration(7s), "0:07");
   EXPECT_EQ(FormatDuration(754s), "12:34");
@@ -60,7 +60,7 @@ bool ForkliftMatches(const std::string& line, int* percent) {
   return true;
 }
 
-TEST(RenderTest, FrameOnA200ColumnTerminalHasEverything) {
+TEST(ProgressRenderTest, FrameOnA200ColumnTerminalHasEverything) {
   ProgressSnapshot snapshot = Snapshot(1024 * kMiB, 4096 * kMiB, 256.0 * kMiB);
   std::string frame = RenderFrame(snapshot, 1, 200);
   EXPECT_EQ(frame, Upstream("▐", 25, 10) + " 1.00 GiB of 4.00 GiB, 256 MiB/s, ETA 0:12");
@@ -71,7 +71,7 @@ TEST(RenderTest, FrameOnA200ColumnTerminalHasEverything) {
   EXPECT_EQ(RenderFrame(snapshot, 0, 200), Upstream("▝", 25, 10) + " 1.00 GiB of 4.00 GiB, --/s");
 }
 
-TEST(RenderTest, FrameOnAn80ColumnTerminalKeepsTheBytes) {
+TEST(ProgressRenderTest, FrameOnAn80ColumnTerminalKeepsTheBytes) {
   ProgressSnapshot snapshot = Snapshot(1024 * kMiB, 4096 * kMiB, 256.0 * kMiB);
   std::string frame = RenderFrame(snapshot, 2, 80);
   EXPECT_EQ(frame, Upstream("▗", 25, 10) + " 1.00 GiB of 4.00 GiB");
@@ -83,7 +83,7 @@ TEST(RenderTest, FrameOnAn80ColumnTerminalKeepsTheBytes) {
   EXPECT_LE(FrameColumns(frame), 79u);
 }
 
-TEST(RenderTest, FrameOnA40ColumnTerminalShortensTheBarWithoutWrapping) {
+TEST(ProgressRenderTest, FrameOnA40ColumnTerminalShortensTheBarWithoutWrapping) {
   ProgressSnapshot snapshot = Snapshot(1024 * kMiB, 4096 * kMiB, 256.0 * kMiB);
   std::string frame = RenderFrame(snapshot, 3, 40);
   // 39 columns: the frame's fixed part and 30 cells, no extras.
@@ -94,14 +94,14 @@ TEST(RenderTest, FrameOnA40ColumnTerminalShortensTheBarWithoutWrapping) {
   EXPECT_EQ(percent, 25);
 }
 
-TEST(RenderTest, CellsAreCountedAsLibnbdCountsThem) {
+TEST(ProgressRenderTest, CellsAreCountedAsLibnbdCountsThem) {
   // One cell for each started fortieth of the copy.
   EXPECT_EQ(RenderFrame(Snapshot(0, 4000), 0, 0), Upstream("▝", 0, 0) + " 0 B of 3.91 KiB, --/s");
   EXPECT_EQ(RenderFrame(Snapshot(1, 4000), 0, 0).substr(0, 51), Upstream("▝", 0, 1));
   EXPECT_EQ(RenderFrame(Snapshot(3999, 4000), 0, 0).substr(0, 51), Upstream("▝", 99, 40));
 }
 
-TEST(RenderTest, FinalFrameIsLibnbdsHundredFrameThenElapsed) {
+TEST(ProgressRenderTest, FinalFrameIsLibnbdsHundredFrameThenElapsed) {
   ProgressSnapshot snapshot = Snapshot(4 * kMiB, 4 * kMiB, 2.0 * kMiB, 2s);
   EXPECT_EQ(RenderFrame(snapshot, 5, 0),
             Upstream("█", 100, 40) + " 4.00 MiB of 4.00 MiB, 2.00 MiB/s, in 0:02");
@@ -109,19 +109,19 @@ TEST(RenderTest, FinalFrameIsLibnbdsHundredFrameThenElapsed) {
             Upstream("█", 100, 40) + " 4.00 MiB of 4.00 MiB, in 0:02");
 }
 
-TEST(RenderTest, UnfinishedCopyNeverShowsHundred) {
+TEST(ProgressRenderTest, UnfinishedCopyNeverShowsHundred) {
   ProgressSnapshot snapshot = Snapshot(4 * kMiB, 4 * kMiB);
   EXPECT_EQ(RenderFrame(snapshot, 0, 0), Upstream("▝", 99, 40) + " 4.00 MiB of 4.00 MiB, --/s");
 }
 
-TEST(RenderTest, SpinnerTurnsThroughLibnbdsEightCharacters) {
+TEST(ProgressRenderTest, SpinnerTurnsThroughLibnbdsEightCharacters) {
   std::string spinners;
   for (unsigned spin = 0; spin < 9; ++spin)
     spinners += RenderFrame(Snapshot(0, 1), spin, 0).substr(0, 3);
   EXPECT_EQ(spinners, "▝▐▗▃▖▍▘▀▝");
 }
 
-TEST(RenderTest, StreamHasNoPercentUntilItEnds) {
+TEST(ProgressRenderTest, StreamHasNoPercentUntilItEnds) {
   ProgressSnapshot snapshot = Snapshot(5 * kMiB, std::nullopt, 1.0 * kMiB);
   EXPECT_EQ(RenderFrame(snapshot, 0, 0), "▝ 5.00 MiB, 1.00 MiB/s");
   snapshot.elapsed = 5s;

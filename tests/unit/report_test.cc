@@ -10,8 +10,8 @@ namespace {
 
 using Json = nlohmann::json;
 
-RunReport Finished() {
-  RunReport report;
+JobReport Finished() {
+  JobReport report;
   report.source = "nbd+unix://alice:***@/?socket=/tmp/s";
   report.destination = "out.img";
   report.size = 3000;
@@ -75,7 +75,7 @@ TEST(ReportTest, OneLine) {
 }
 
 TEST(ReportTest, ChecksumAndVerify) {
-  RunReport report = Finished();
+  JobReport report = Finished();
   report.blkhash = BlkhashSpec{"sha256", 65536};
   report.digest = "abcd";
   report.destination_digest = "abcd";
@@ -90,7 +90,7 @@ TEST(ReportTest, ChecksumAndVerify) {
 }
 
 TEST(ReportTest, PlainChecksumExpectedAndVerified) {
-  RunReport report = Finished();
+  JobReport report = Finished();
   report.checksum = ChecksumSpec{"sha512", "aa"};
   report.checksum_digest = "bb";
   Json json = Json::parse(RenderJson(report));
@@ -110,7 +110,7 @@ TEST(ReportTest, PlainChecksumExpectedAndVerified) {
 }
 
 TEST(ReportTest, FailureBeforeTheCopy) {
-  RunReport report;
+  JobReport report;
   report.source = "missing.img";
   report.destination = "out.img";
   report.exit_status = 1;
@@ -128,7 +128,7 @@ TEST(ReportTest, FailureBeforeTheCopy) {
 }
 
 TEST(ReportTest, Interrupted) {
-  RunReport report = Finished();
+  JobReport report = Finished();
   report.signal_number = SIGTERM;
   report.exit_status = 143;
   report.error = "interrupted after copying 1000 of 3000 bytes";
@@ -138,7 +138,7 @@ TEST(ReportTest, Interrupted) {
 }
 
 TEST(ReportTest, InvalidUtf8InAMessageIsReplacedNotThrown) {
-  RunReport report = Finished();
+  JobReport report = Finished();
   report.error = "server said \xff\xfe";
   Json json = Json::parse(RenderJson(report));
   EXPECT_EQ(json["error"], "server said \xEF\xBF\xBD\xEF\xBF\xBD");

@@ -179,7 +179,7 @@ class NbdEndpoint : public Endpoint {
   [[nodiscard]] Status BlockStatus(uint64_t offset, uint64_t length, std::vector<Extent>* out);
   // Waits for the operation that start() begins with kSyncTag.
   template <typename Start>
-  [[nodiscard]] Status RunSync(Start start);
+  [[nodiscard]] Status AwaitSync(Start start);
   // Waits for the connection once (at most until the silence limit);
   // false once the connection is dead.
   [[nodiscard]] bool PollOnce();

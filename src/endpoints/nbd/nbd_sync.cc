@@ -21,7 +21,7 @@ constexpr uint64_t kSyncTag = std::numeric_limits<uint64_t>::max();
 }  // namespace
 
 template <typename Start>
-Status NbdEndpoint::RunSync(Start start) {
+Status NbdEndpoint::AwaitSync(Start start) {
   start();
   for (bool alive = true;; alive = PollOnce()) {
     ExplainAborted();
@@ -40,20 +40,20 @@ Status NbdEndpoint::RunSync(Start start) {
 }
 
 Result<size_t> NbdEndpoint::Read(uint64_t offset, std::span<std::byte> buffer) {
-  Status status = RunSync([&] { StartRead(offset, buffer, kSyncTag); });
+  Status status = AwaitSync([&] { StartRead(offset, buffer, kSyncTag); });
   if (!status.ok()) return status;
   return buffer.size();
 }
 
 Status NbdEndpoint::Write(uint64_t offset, std::span<const std::byte> data) {
-  return RunSync([&] { StartWrite(offset, data, kSyncTag); });
+  return AwaitSync([&] { StartWrite(offset, data, kSyncTag); });
 }
 
 Status NbdEndpoint::Zero(uint64_t offset, uint64_t length, bool allocate) {
   if (!info_.efficient_zero) return WriteZeroBytes(*this, offset, length);
   while (length > 0) {
     uint64_t n = std::min(length, kMaxZeroLength);
-    Status status = RunSync([&] { StartZero(offset, n, allocate, kSyncTag); });
+    Status status = AwaitSync([&] { StartZero(offset, n, allocate, kSyncTag); });
     if (!status.ok()) return status;
     offset += n;
     length -= n;
@@ -63,13 +63,13 @@ Status NbdEndpoint::Zero(uint64_t offset, uint64_t length, bool allocate) {
 
 Status NbdEndpoint::Flush() {
   if (!info_.can_flush) return Status::Ok();
-  return RunSync([&] { Issue(NewCommand(Op::kFlush, "flush", 0, 0, kSyncTag)); });
+  return AwaitSync([&] { Issue(NewCommand(Op::kFlush, "flush", 0, 0, kSyncTag)); });
 }
 
 Status NbdEndpoint::BlockStatus(uint64_t offset, uint64_t length, std::vector<Extent>* out) {
   // One request answers both contexts, when a dirty bitmap was asked for.
   BlockStatusReply reply(offset, length, dirty_context_);
-  Status status = RunSync([&] {
+  Status status = AwaitSync([&] {
     Command* command = NewCommand(Op::kExtents, "extents", offset, length, kSyncTag);
     command->buffer = &reply;
     Issue(command);

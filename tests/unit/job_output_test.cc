@@ -1,6 +1,6 @@
 // WriteLine through a MemoryFileSystem: the line whole, or an error naming
 // the option and the file (a short write is one).
-#include "job/run_output.h"
+#include "job/job_output.h"
 
 #include <gtest/gtest.h>
 
@@ -12,7 +12,7 @@ namespace {
 using fakes::MemoryFileSystem;
 using Step = FileError::Step;
 
-TEST(RunOutputTest, WriteLineWritesTheLineWholeToFileOrStdout) {
+TEST(JobOutputTest, WriteLineWritesTheLineWholeToFileOrStdout) {
   MemoryFileSystem files;
   files.files["sum"] = "old, longer text\n";
   ASSERT_TRUE(WriteLine("--blkhash-file", "sum", "abc", files).ok());
@@ -21,7 +21,7 @@ TEST(RunOutputTest, WriteLineWritesTheLineWholeToFileOrStdout) {
   EXPECT_EQ(files.standard_output, "{}\n");
 }
 
-TEST(RunOutputTest, AShortWriteIsAFailure) {
+TEST(JobOutputTest, AShortWriteIsAFailure) {
   MemoryFileSystem files;
   files.fault = MemoryFileSystem::Fault{Step::kWrite, ENOSPC, 2};
   EXPECT_EQ(WriteLine("--json", "report.json", "{\"a\": 1}", files).message(),

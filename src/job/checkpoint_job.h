@@ -1,4 +1,4 @@
-// --checkpoint=FILE in one run: what can be refused from the command line,
+// --checkpoint=FILE in one job: what can be refused from the command line,
 // the identity of the copy (and the refusal of a checkpoint made for
 // another), the ranges a resumed copy leaves alone, and the file kept up
 // to date as the engines make ranges durable (engine/checkpointer.h).
@@ -9,8 +9,8 @@
 // copy, with checkpointer() -> Finish (after a successful copy: every byte
 // done).
 // Thread safety: one thread, but checkpointer() is used by every worker.
-#ifndef NBDCOPY_JOB_CHECKPOINT_RUN_H_
-#define NBDCOPY_JOB_CHECKPOINT_RUN_H_
+#ifndef NBDCOPY_JOB_CHECKPOINT_JOB_H_
+#define NBDCOPY_JOB_CHECKPOINT_JOB_H_
 
 #include <chrono>
 #include <cstdint>
@@ -32,18 +32,18 @@ namespace nbdcopy {
 // How often checkpoints are made: every kCheckpointInterval, or once
 // kCheckpointBytes more were done (docs/performance.md measured the cost).
 // NBDCOPY_CHECKPOINT_SECONDS overrides the interval (tests, tuning;
-// job/run_environment.h reads it).
+// job/job_environment.h reads it).
 inline constexpr std::chrono::seconds kCheckpointInterval{5};
 inline constexpr uint64_t kCheckpointBytes = uint64_t{2} << 30;
 
-class CheckpointRun {
+class CheckpointJob {
  public:
   // REQUIRES options.checkpoint. Refuses a stream or null: destination and
   // a stream source (CheckCheckpointOperands, job/option_checks.h), reads FILE
   // when it exists (a resume), refuses a FILE that cannot be written and
   // the missing destination of a copy to resume.
   // FILE is read and written through `files`, which must outlive the run.
-  static Result<std::unique_ptr<CheckpointRun>> Load(const Options& options,
+  static Result<std::unique_ptr<CheckpointJob>> Load(const Options& options,
                                                      const EndpointSpec& source,
                                                      const EndpointSpec& destination,
                                                      FileSystem& files = RealFileSystem());
@@ -82,7 +82,7 @@ class CheckpointRun {
   [[nodiscard]] Status Finish();
 
  private:
-  CheckpointRun() = default;
+  CheckpointJob() = default;
   // Writes FILE unless it would say what it already says. Called by the
   // checkpointer one call at a time (its persist lock), and by Finish after.
   [[nodiscard]] Status Persist(const RangeSet& durable);
@@ -90,7 +90,7 @@ class CheckpointRun {
   // The files of the identity's local paths (CheckpointIdentity::source_file)
   // that are not known yet, resolved from the current directory.
   void ResolveFiles(CheckpointIdentity* identity) const;
-  // CompareIdentity of the recorded identity and this run's.
+  // CompareIdentity of the recorded identity and this job's.
   [[nodiscard]] Status CompareWithRecorded() const;
 
   // Which operands are local paths (a file or a block device): the identity
@@ -118,4 +118,4 @@ Result<std::string> SourceFingerprint(Endpoint& source);
 
 }  // namespace nbdcopy
 
-#endif  // NBDCOPY_JOB_CHECKPOINT_RUN_H_
+#endif  // NBDCOPY_JOB_CHECKPOINT_JOB_H_

@@ -1,4 +1,4 @@
-#include "job/run_output.h"
+#include "job/job_output.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -27,7 +27,7 @@ std::string IncrementalLabel(const Options& options) {
 }  // namespace
 
 Result<uint64_t> DirtyTotal(const Options& options, const CopyPlan& plan, Endpoint& source,
-                            bool dry_run, RunReport* report, uint64_t* already) {
+                            bool dry_run, JobReport* report, uint64_t* already) {
   Result<DirtySummary> summary = SummarizeDirty(plan, source);
   if (!summary.ok()) return summary.status();
   *already = summary->done_bytes;
@@ -46,7 +46,7 @@ Result<uint64_t> DirtyTotal(const Options& options, const CopyPlan& plan, Endpoi
   return summary->dirty_bytes;
 }
 
-void PrintIncrementalStats(const Options& options, const RunReport& report) {
+void PrintIncrementalStats(const Options& options, const JobReport& report) {
   const CopyStats& stats = report.stats;
   std::fprintf(stderr,
                "nbdcopy: %s: read=%llu written=%llu zeroed=%llu "

@@ -1,4 +1,4 @@
-#include "job/run_environment.h"
+#include "job/job_environment.h"
 
 #include <gtest/gtest.h>
 #include <stdlib.h>
@@ -37,30 +37,30 @@ class ScopedVariable {
   bool had_ = false;
 };
 
-TEST(RunEnvironmentTest, UnsetMeansTheDefaults) {
+TEST(JobEnvironmentTest, UnsetMeansTheDefaults) {
   ScopedVariable ring("NBDCOPY_IO_URING", nullptr);
   ScopedVariable seconds("NBDCOPY_CHECKPOINT_SECONDS", nullptr);
-  RunEnvironment environment = ReadRunEnvironment();
+  JobEnvironment environment = ReadJobEnvironment();
   EXPECT_TRUE(environment.io_uring);
   EXPECT_EQ(environment.checkpoint_interval, kCheckpointInterval);
 }
 
-TEST(RunEnvironmentTest, ZeroTurnsTheRingOffAndSecondsSetTheInterval) {
+TEST(JobEnvironmentTest, ZeroTurnsTheRingOffAndSecondsSetTheInterval) {
   ScopedVariable ring("NBDCOPY_IO_URING", "0");
   ScopedVariable seconds("NBDCOPY_CHECKPOINT_SECONDS", "0.25");
-  RunEnvironment environment = ReadRunEnvironment();
+  JobEnvironment environment = ReadJobEnvironment();
   EXPECT_FALSE(environment.io_uring);
   EXPECT_EQ(environment.checkpoint_interval, std::chrono::milliseconds(250));
 }
 
-TEST(RunEnvironmentTest, OtherValuesKeepTheDefaults) {
+TEST(JobEnvironmentTest, OtherValuesKeepTheDefaults) {
   for (const char* value : {"1", "", "yes"}) {
     ScopedVariable ring("NBDCOPY_IO_URING", value);
-    EXPECT_TRUE(ReadRunEnvironment().io_uring) << value;
+    EXPECT_TRUE(ReadJobEnvironment().io_uring) << value;
   }
   for (const char* value : {"0", "-3", "soon", ""}) {
     ScopedVariable seconds("NBDCOPY_CHECKPOINT_SECONDS", value);
-    EXPECT_EQ(ReadRunEnvironment().checkpoint_interval, kCheckpointInterval) << value;
+    EXPECT_EQ(ReadJobEnvironment().checkpoint_interval, kCheckpointInterval) << value;
   }
 }
 

@@ -1,10 +1,10 @@
-// --ranges=FILE in one run: the list read (from FILE or standard input)
+// --ranges=FILE in one job: the list read (from FILE or standard input)
 // and parsed against the source's size (plan/range_list.h), and what the
 // plan skips because of it. The copy is then an incremental one
 // (plan/incremental.h), exactly as for --dirty-bitmap.
 // Thread safety: one thread.
-#ifndef NBDCOPY_JOB_RANGES_RUN_H_
-#define NBDCOPY_JOB_RANGES_RUN_H_
+#ifndef NBDCOPY_JOB_RANGES_JOB_H_
+#define NBDCOPY_JOB_RANGES_JOB_H_
 
 #include <cstdint>
 #include <memory>
@@ -36,4 +36,4 @@ std::string RangesDigest(const RangeSet& listed);
 
 }  // namespace nbdcopy
 
-#endif  // NBDCOPY_JOB_RANGES_RUN_H_
+#endif  // NBDCOPY_JOB_RANGES_JOB_H_

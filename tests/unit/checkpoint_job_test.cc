@@ -1,6 +1,6 @@
-// CheckpointRun against a MemoryFileSystem and MemoryEndpoints: a run's
+// CheckpointJob against a MemoryFileSystem and MemoryEndpoints: a run's
 // whole life (load, identity check, persist, finish) with nothing on disk.
-#include "job/checkpoint_run.h"
+#include "job/checkpoint_job.h"
 
 #include <gtest/gtest.h>
 
@@ -33,22 +33,22 @@ EndpointSpec Local(const std::string& path) {
   return EndpointSpec{EndpointKind::kLocalPath, path, {}};
 }
 
-struct CheckpointRunTest : ::testing::Test {
+struct CheckpointJobTest : ::testing::Test {
   Options options;
   MemoryFileSystem files;
   MemoryEndpoint source{Pattern(kSize), "src"};
   MemoryEndpoint destination = MemoryEndpoint::Zeroes(kSize);
 
-  CheckpointRunTest() { options.checkpoint = kMap; }
+  CheckpointJobTest() { options.checkpoint = kMap; }
 
-  Result<std::unique_ptr<CheckpointRun>> Load(const std::string& destination_uri = "nbd://dst") {
-    return CheckpointRun::Load(options, Nbd("nbd://src"), Nbd(destination_uri), files);
+  Result<std::unique_ptr<CheckpointJob>> Load(const std::string& destination_uri = "nbd://dst") {
+    return CheckpointJob::Load(options, Nbd("nbd://src"), Nbd(destination_uri), files);
   }
-  Status Check(CheckpointRun& run, const std::string& destination_name = "nbd://dst") {
+  Status Check(CheckpointJob& run, const std::string& destination_name = "nbd://dst") {
     return run.Check(options, source, destination, "nbd://src", destination_name);
   }
   // Check, then the books started for a plan of whole 4 KiB blocks.
-  std::unique_ptr<CheckpointRun> Started() {
+  std::unique_ptr<CheckpointJob> Started() {
     auto run = Load();
     EXPECT_TRUE(run.ok()) << run.status().message();
     if (!run.ok()) return nullptr;
@@ -58,14 +58,14 @@ struct CheckpointRunTest : ::testing::Test {
     return std::move(run).value();
   }
   // The copy of [0, length): written, done, made durable.
-  Status Copied(CheckpointRun& run, uint64_t length) {
+  Status Copied(CheckpointJob& run, uint64_t length) {
     std::copy_n(source.data().begin(), length, destination.mutable_data().begin());
     run.checkpointer()->Completed(0, length, run.checkpointer()->epoch());
     return run.checkpointer()->Checkpoint(destination);
   }
   // Load and Check with a local source file spelled `source_path`.
-  Result<std::unique_ptr<CheckpointRun>> FromFile(const std::string& source_path) {
-    auto run = CheckpointRun::Load(options, Local(source_path), Nbd("nbd://dst"), files);
+  Result<std::unique_ptr<CheckpointJob>> FromFile(const std::string& source_path) {
+    auto run = CheckpointJob::Load(options, Local(source_path), Nbd("nbd://dst"), files);
     if (!run.ok()) return run.status();
     if (Status checked = (*run)->Check(options, source, destination, source_path, "nbd://dst");
         !checked.ok()) {
@@ -87,7 +87,7 @@ RangeSet Set(uint64_t offset, uint64_t length) {
   return set;
 }
 
-TEST_F(CheckpointRunTest, AFreshRunWritesFileOnlyOnceSomethingIsDurableAndFinishesWithEverything) {
+TEST_F(CheckpointJobTest, AFreshRunWritesFileOnlyOnceSomethingIsDurableAndFinishesWithEverything) {
   auto run = Started();
   ASSERT_NE(run, nullptr);
   EXPECT_FALSE(run->resuming());
@@ -108,7 +108,7 @@ TEST_F(CheckpointRunTest, AFreshRunWritesFileOnlyOnceSomethingIsDurableAndFinish
   EXPECT_EQ(files.files.count(kMap + ".tmp"), 0u);
 }
 
-TEST_F(CheckpointRunTest, ASecondRunResumesWithWhatTheFirstMadeDurable) {
+TEST_F(CheckpointJobTest, ASecondRunResumesWithWhatTheFirstMadeDurable) {
   auto first = Started();
   ASSERT_NE(first, nullptr);
   ASSERT_TRUE(Copied(*first, kSize / 4).ok());
@@ -123,7 +123,7 @@ TEST_F(CheckpointRunTest, ASecondRunResumesWithWhatTheFirstMadeDurable) {
   EXPECT_EQ(DoneInFile(), Set(0, kSize));
 }
 
-TEST_F(CheckpointRunTest, RefusesACheckpointOfAnotherCopyOrADestinationWithoutItsBytes) {
+TEST_F(CheckpointJobTest, RefusesACheckpointOfAnotherCopyOrADestinationWithoutItsBytes) {
   auto first = Started();
   ASSERT_NE(first, nullptr);
   ASSERT_TRUE(Copied(*first, kSize / 4).ok());
@@ -144,7 +144,7 @@ TEST_F(CheckpointRunTest, RefusesACheckpointOfAnotherCopyOrADestinationWithoutIt
   EXPECT_EQ(files.files.at(kMap), text);  // refusals never write FILE
 }
 
-TEST_F(CheckpointRunTest, AFileSourceResumesUnderAnySpellingOfTheSameFile) {
+TEST_F(CheckpointJobTest, AFileSourceResumesUnderAnySpellingOfTheSameFile) {
   files.canonical_paths = {{"a.raw", "/w/a.raw"},
                            {"./a.raw", "/w/a.raw"},
                            {"/w/a.raw", "/w/a.raw"},
@@ -170,7 +170,7 @@ TEST_F(CheckpointRunTest, AFileSourceResumesUnderAnySpellingOfTheSameFile) {
   EXPECT_EQ(files.files.at(kMap), text);  // checks never write FILE
 }
 
-TEST_F(CheckpointRunTest, AnOlderFileNamingTheSourceAsTypedResumesUnderAnySpellingFromHere) {
+TEST_F(CheckpointJobTest, AnOlderFileNamingTheSourceAsTypedResumesUnderAnySpellingFromHere) {
   files.canonical_paths = {{"a.raw", "/w/a.raw"}, {"./a.raw", "/w/a.raw"}, {"b.raw", "/w/b.raw"}};
   auto first = FromFile("a.raw");
   ASSERT_TRUE(first.ok()) << first.status().message();
@@ -204,14 +204,14 @@ TEST_F(CheckpointRunTest, AnOlderFileNamingTheSourceAsTypedResumesUnderAnySpelli
       std::string::npos);
 }
 
-TEST_F(CheckpointRunTest, LoadRefusesStreamsNullAndFilesItCannotUse) {
+TEST_F(CheckpointJobTest, LoadRefusesStreamsNullAndFilesItCannotUse) {
   EXPECT_EQ(
-      CheckpointRun::Load(options, Nbd("nbd://src"), {EndpointKind::kNull, "null:", {}}, files)
+      CheckpointJob::Load(options, Nbd("nbd://src"), {EndpointKind::kNull, "null:", {}}, files)
           .status()
           .message(),
       "--checkpoint=ck.map: null:: a resumable copy needs a destination written at "
       "offsets, not null:");
-  EXPECT_EQ(CheckpointRun::Load(options, {EndpointKind::kStdio, "-", {}}, Nbd("nbd://dst"), files)
+  EXPECT_EQ(CheckpointJob::Load(options, {EndpointKind::kStdio, "-", {}}, Nbd("nbd://dst"), files)
                 .status()
                 .message(),
             "--checkpoint=ck.map: -: a stream source cannot be resumed");
@@ -232,14 +232,14 @@ TEST_F(CheckpointRunTest, LoadRefusesStreamsNullAndFilesItCannotUse) {
   EXPECT_EQ(Load().status().message(), "--checkpoint=ck.map: cannot open it: Permission denied");
 }
 
-TEST_F(CheckpointRunTest, LoadRefusesAFileItCouldNotWriteLater) {
+TEST_F(CheckpointJobTest, LoadRefusesAFileItCouldNotWriteLater) {
   files.fault = MemoryFileSystem::Fault{Step::kOpen, EROFS, 0, kMap + ".tmp"};
   EXPECT_EQ(Load().status().message(),
             "--checkpoint=ck.map: cannot write ck.map.tmp: Read-only file system");
   EXPECT_EQ(files.log, (Strings{"read ck.map", "probe ck.map.tmp"}));
 }
 
-TEST_F(CheckpointRunTest, AFailedPersistIsTheCopysFailureAndLeavesTheOldFile) {
+TEST_F(CheckpointJobTest, AFailedPersistIsTheCopysFailureAndLeavesTheOldFile) {
   auto run = Started();
   ASSERT_NE(run, nullptr);
   ASSERT_TRUE(Copied(*run, kSize / 4).ok());

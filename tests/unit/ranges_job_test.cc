@@ -1,7 +1,7 @@
 // --ranges=FILE in one run, against a MemoryFileSystem: the list read
 // from FILE or standard input, parsed against the source's size, and what
 // the copy then leaves alone.
-#include "job/ranges_run.h"
+#include "job/ranges_job.h"
 
 #include <gtest/gtest.h>
 
@@ -25,7 +25,7 @@ RangeSet Set(std::initializer_list<std::pair<uint64_t, uint64_t>> runs) {
   return set;
 }
 
-TEST(RangesRunTest, ReadsFileOrStandardInputWhole) {
+TEST(RangesJobTest, ReadsFileOrStandardInputWhole) {
   MemoryFileSystem files;
   files.files["list"] = "0 4K\n";
   files.standard_input = "1M 64K\n";
@@ -41,7 +41,7 @@ TEST(RangesRunTest, ReadsFileOrStandardInputWhole) {
   EXPECT_EQ(files.log, (std::vector<std::string>{"read list", "read -", "read /dev/fd/63"}));
 }
 
-TEST(RangesRunTest, ErrorsNameTheOptionAndFile) {
+TEST(RangesJobTest, ErrorsNameTheOptionAndFile) {
   MemoryFileSystem files;
   EXPECT_EQ(ReadRangesText(WithRanges("missing"), files).status().message(),
             "--ranges=missing: No such file or directory");
@@ -54,7 +54,7 @@ TEST(RangesRunTest, ErrorsNameTheOptionAndFile) {
             "--ranges=-: Input/output error");
 }
 
-TEST(RangesRunTest, ParsesAgainstTheSourceAndLeavesTheRestAlone) {
+TEST(RangesJobTest, ParsesAgainstTheSourceAndLeavesTheRestAlone) {
   const Options options = WithRanges("list");
   Result<RangeSet> listed = ParseListedRanges(options, "0 4K\n1M 100\n", 2 << 20);
   ASSERT_TRUE(listed.ok()) << listed.status().message();

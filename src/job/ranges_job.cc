@@ -1,4 +1,4 @@
-#include "job/ranges_run.h"
+#include "job/ranges_job.h"
 
 #include <fmt/format.h>
 

@@ -1,17 +1,17 @@
 // The environment variables a run reads: knobs for tests and measurements,
 // not options (no command line spells them, the manual does not list
-// them). RunCopy reads them once, at its start, and passes them down as
+// them). ExecuteJob reads them once, at its start, and passes them down as
 // plain values (OpenFlags::io_uring, the checkpointers' interval): the
 // copy itself reads no environment.
-#ifndef NBDCOPY_JOB_RUN_ENVIRONMENT_H_
-#define NBDCOPY_JOB_RUN_ENVIRONMENT_H_
+#ifndef NBDCOPY_JOB_JOB_ENVIRONMENT_H_
+#define NBDCOPY_JOB_JOB_ENVIRONMENT_H_
 
 #include "base/clock.h"
-#include "job/checkpoint_run.h"
+#include "job/checkpoint_job.h"
 
 namespace nbdcopy {
 
-struct RunEnvironment {
+struct JobEnvironment {
   // NBDCOPY_IO_URING=0 (any value starting with 0): files and block
   // devices use plain system calls, never io_uring, whatever the other
   // endpoint: to compare the two, and to test a block device's buffered
@@ -26,8 +26,8 @@ struct RunEnvironment {
 };
 
 // Reads the variables above from the environment.
-RunEnvironment ReadRunEnvironment();
+JobEnvironment ReadJobEnvironment();
 
 }  // namespace nbdcopy
 
-#endif  // NBDCOPY_JOB_RUN_ENVIRONMENT_H_
+#endif  // NBDCOPY_JOB_JOB_ENVIRONMENT_H_

@@ -1,8 +1,8 @@
 // What a run writes besides the copy: a line to a file or stdout (the
 // digest, --json, a dry run's answer) and an incremental copy's summary.
 // Thread safety: one thread.
-#ifndef NBDCOPY_JOB_RUN_OUTPUT_H_
-#define NBDCOPY_JOB_RUN_OUTPUT_H_
+#ifndef NBDCOPY_JOB_JOB_OUTPUT_H_
+#define NBDCOPY_JOB_JOB_OUTPUT_H_
 
 #include <cstdint>
 #include <optional>
@@ -26,12 +26,12 @@ namespace nbdcopy {
 // -v; for a dry run (null:), its whole answer. *already: the dirty bytes a
 // resumed copy's earlier runs did (the plan's coverage's done ranges).
 [[nodiscard]] Result<uint64_t> DirtyTotal(const Options& options, const CopyPlan& plan,
-                                          Endpoint& source, bool dry_run, RunReport* report,
+                                          Endpoint& source, bool dry_run, JobReport* report,
                                           uint64_t* already);
 
 // -v's last line of an incremental copy.
-void PrintIncrementalStats(const Options& options, const RunReport& report);
+void PrintIncrementalStats(const Options& options, const JobReport& report);
 
 }  // namespace nbdcopy
 
-#endif  // NBDCOPY_JOB_RUN_OUTPUT_H_
+#endif  // NBDCOPY_JOB_JOB_OUTPUT_H_

@@ -1,4 +1,4 @@
-#include "job/checkpoint_run.h"
+#include "job/checkpoint_job.h"
 
 #include <fmt/format.h>
 #include <sys/stat.h>
@@ -96,11 +96,11 @@ Result<std::string> SourceFingerprint(Endpoint& source) {
   return fmt::format("blkhash-sha256/{}K@{}:{}", sample_size / 1024, samples, *digest);
 }
 
-Result<std::unique_ptr<CheckpointRun>> CheckpointRun::Load(const Options& options,
+Result<std::unique_ptr<CheckpointJob>> CheckpointJob::Load(const Options& options,
                                                            const EndpointSpec& source,
                                                            const EndpointSpec& destination,
                                                            FileSystem& files) {
-  std::unique_ptr<CheckpointRun> run(new CheckpointRun());
+  std::unique_ptr<CheckpointJob> run(new CheckpointJob());
   run->files_ = &files;
   run->path_ = *options.checkpoint;
   run->option_ = "--checkpoint=" + run->path_;
@@ -130,7 +130,7 @@ Result<std::unique_ptr<CheckpointRun>> CheckpointRun::Load(const Options& option
   return run;
 }
 
-Status CheckpointRun::Check(const Options& options, Endpoint& source, Endpoint& destination,
+Status CheckpointJob::Check(const Options& options, Endpoint& source, Endpoint& destination,
                             const std::string& source_name, const std::string& destination_name,
                             const std::string& extra_settings, const RangeSet* listed) {
   for (Endpoint* endpoint : {&source, &destination}) {
@@ -169,7 +169,7 @@ Status CheckpointRun::Check(const Options& options, Endpoint& source, Endpoint& 
   return CheckDestinationHoldsDone(option_, path_, sampled, source, destination);
 }
 
-void CheckpointRun::ResolveFiles(CheckpointIdentity* identity) const {
+void CheckpointJob::ResolveFiles(CheckpointIdentity* identity) const {
   if (local_source_ && identity->source_file.empty()) {
     identity->source_file = files_->CanonicalPath(identity->source).value_or("");
   }
@@ -178,7 +178,7 @@ void CheckpointRun::ResolveFiles(CheckpointIdentity* identity) const {
   }
 }
 
-Status CheckpointRun::CompareWithRecorded() const {
+Status CheckpointJob::CompareWithRecorded() const {
   // A file written before the files were recorded names them as typed
   // then: taken from the current directory, as the same command would.
   CheckpointIdentity recorded = recorded_->identity;
@@ -186,12 +186,12 @@ Status CheckpointRun::CompareWithRecorded() const {
   return CompareIdentity(recorded, identity_, path_);
 }
 
-const RangeSet& CheckpointRun::recorded_done() const {
+const RangeSet& CheckpointJob::recorded_done() const {
   static const RangeSet kNothing;
   return recorded_ ? recorded_->done : kNothing;
 }
 
-void CheckpointRun::StartBooks(uint64_t alignment, Clock::duration interval) {
+void CheckpointJob::StartBooks(uint64_t alignment, Clock::duration interval) {
   RangeSet done = recorded_done().AlignedInward(alignment, identity_.source_size);
   done_bytes_ = done.bytes();
   checkpointer_ = std::make_unique<Checkpointer>(
@@ -202,7 +202,7 @@ void CheckpointRun::StartBooks(uint64_t alignment, Clock::duration interval) {
   if (recorded_) last_written_ = RenderCheckpoint(recorded_->identity, recorded_->done);
 }
 
-Status CheckpointRun::CheckWritable() const {
+Status CheckpointJob::CheckWritable() const {
   const std::string probe = path_ + ".tmp";
   if (FileError error = files_->ProbeCreate(probe); error.failed()) {
     return Status::Error(
@@ -211,7 +211,7 @@ Status CheckpointRun::CheckWritable() const {
   return Status::Ok();
 }
 
-Status CheckpointRun::Persist(const RangeSet& durable) {
+Status CheckpointJob::Persist(const RangeSet& durable) {
   std::string text = RenderCheckpoint(identity_, durable);
   if (text == last_written_) return Status::Ok();  // no news: no fsync
   Status status = WriteCheckpointFile(path_, text, *files_);
@@ -219,7 +219,7 @@ Status CheckpointRun::Persist(const RangeSet& durable) {
   return status;
 }
 
-Status CheckpointRun::Finish() {
+Status CheckpointJob::Finish() {
   RangeSet all;
   all.Add(0, identity_.source_size);
   return Persist(all);

@@ -1,12 +1,12 @@
-#include "job/run_environment.h"
+#include "job/job_environment.h"
 
 #include <chrono>
 #include <cstdlib>
 
 namespace nbdcopy {
 
-RunEnvironment ReadRunEnvironment() {
-  RunEnvironment environment;
+JobEnvironment ReadJobEnvironment() {
+  JobEnvironment environment;
   if (const char* setting = std::getenv("NBDCOPY_IO_URING"); setting && *setting == '0') {
     environment.io_uring = false;
   }
