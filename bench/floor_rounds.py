@@ -2,7 +2,7 @@
 """bench/floor_rounds.py: alternating rounds of copies through a per-run server, with the
 CPU of the copier and of the server apart, for a wall-time floor.
 
-Usage: floor_rounds.py [--also PIDFILE] OUT.json RUNS WARMUP PREPARE NAME CMD [NAME CMD ...]
+Usage: floor_rounds.py [--rotate] [--also PIDFILE] OUT.json RUNS WARMUP PREPARE NAME CMD [NAME CMD ...]
 
 Each round runs PREPARE (a shell command, untimed; "" for none) before every command, and
 every command once, in order (bench/roundlib.py). A CMD is a shell command, timed whole
@@ -18,6 +18,9 @@ when its client is gone (qemu-nbd without -t/--persistent does). The two are rea
 thread's CPU is read from /proc/PID/task/PID/stat between its exit and its reaping (the
 thread that serializes qemu-nbd's requests; its worker threads are the rest). The wall runs
 from the server's start to the later of the two exits, as a [ CMD ] copy's would.
+
+--rotate starts round k at the k-th command (roundlib.alternate): no command always runs
+right after the same one.
 
 --also PIDFILE names a server that outlives the rounds (an nbdkit source, started once):
 it is not ours to reap, but it shares the two cores, so the CPU it spends while a command
@@ -118,6 +121,9 @@ def run_served(name, server, client, sock, rss_file):
 
 def main(argv):
     also_pid = None
+    rotate = len(argv) > 1 and argv[1] == "--rotate"
+    if rotate:
+        argv = argv[:1] + argv[2:]
     if len(argv) > 2 and argv[1] == "--also":
         with open(argv[2]) as f:
             also_pid = int(f.read().strip())
@@ -143,7 +149,7 @@ def main(argv):
             subprocess.run(["/bin/sh", "-c", prepare], check=True)
 
         results = roundlib.alternate(commands, runs, warmup, measure,
-                                     before_each if prepare else None)
+                                     before_each if prepare else None, rotate)
     roundlib.write(argv[1], runs, "results", results)
 
 

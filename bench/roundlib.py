@@ -4,14 +4,18 @@ import json
 import sys
 
 
-def alternate(commands, runs, warmup, measure, before_each=None):
+def alternate(commands, runs, warmup, measure, before_each=None, rotate=False):
     """Runs WARMUP + RUNS rounds; each round calls measure(name, cmd) once for every
     (name, cmd) in COMMANDS, in order, so that the slow drift of a shared machine lands on
-    all of them alike (hyperfine runs one command's runs, then the next's). Returns
-    {name: [sample, ...]} with the warm-up rounds left out."""
+    all of them alike (hyperfine runs one command's runs, then the next's). With ROTATE,
+    round k starts at the k-th command, so that none always follows the same one (the
+    first after a long command finds its freed memory given back to the host, and pays a
+    fault per page again). Returns {name: [sample, ...]} with the warm-up rounds left
+    out."""
     results = {name: [] for name, _ in commands}
     for round_number in range(warmup + runs):
-        for name, cmd in commands:
+        shift = round_number % len(commands) if rotate else 0
+        for name, cmd in commands[shift:] + commands[:shift]:
             if before_each:
                 before_each()
             sample = measure(name, cmd)
