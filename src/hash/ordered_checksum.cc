@@ -22,21 +22,23 @@ std::byte zero_block[kZeroBlock];
 
 OrderedChecksum::Returns::Returns() : event_(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) {}
 
+// Both under the mutex: a loop that saw its last tag may destroy this at
+// once, so the tag is the last thing Post touches it for (the write comes
+// first), and a Take that drains the counter also takes every tag posted
+// before it (no wake-up lost).
 void OrderedChecksum::Returns::Post(uint64_t tag) {
-  {
-    MutexLock lock(mutex_);
-    tags_.push_back(tag);
-  }
+  MutexLock lock(mutex_);
   const uint64_t one = 1;
   // A full counter (2^64 - 2 posts unread) cannot happen; the poll wakes anyway.
   [[maybe_unused]] ssize_t written = write(event_.get(), &one, sizeof one);
+  tags_.push_back(tag);
 }
 
 void OrderedChecksum::Returns::Take(std::vector<Completion>* completions) {
-  uint64_t count;
-  // Reset the counter first: a Post after it wakes the next poll.
-  [[maybe_unused]] ssize_t got = read(event_.get(), &count, sizeof count);
   MutexLock lock(mutex_);
+  if (tags_.empty()) return;
+  uint64_t count;
+  [[maybe_unused]] ssize_t got = read(event_.get(), &count, sizeof count);
   for (uint64_t tag : tags_) completions->push_back(Completion{tag, Status::Ok()});
   tags_.clear();
 }

@@ -42,7 +42,8 @@ struct DigestLibrary;  // hash/digest_library.h
 class OrderedChecksum {
  public:
   // Where one loop's buffers come back: a descriptor that polls readable
-  // when some have, and their completions (always OK, tag as given).
+  // when some have, and their completions (always OK, tag as given). Its
+  // loop may destroy it once every tag it handed over came back.
   class Returns {
    public:
     Returns();
@@ -56,7 +57,7 @@ class OrderedChecksum {
 
     Mutex mutex_;
     std::vector<uint64_t> tags_ GUARDED_BY(mutex_);
-    UniqueFd event_;  // an eventfd, written once per Post
+    UniqueFd event_;  // an eventfd: written, and drained, under mutex_
   };
 
   // algorithm: md5, sha1, sha256 or sha512. Loads libcrypto (the first
