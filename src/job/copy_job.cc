@@ -71,6 +71,7 @@ Result<EndpointPair> OpenEndpoints(const Options& options, const JobEnvironment&
   if (!destination_spec.ok()) return destination_spec.status();
   report->source = DisplayName(*source_spec);
   report->dirty_bitmap = options.dirty_bitmap;
+  report->checksum = options.checksum;  // the expected digest, whatever fails
   report->ranges_file = options.ranges;
   report->destination = DisplayName(*destination_spec);
   if (Status status = CheckOptions(options, *source_spec, *destination_spec); !status.ok()) {
@@ -145,7 +146,6 @@ void RecordPlan(const CopyPlan& plan, const Options& options,
   report->request_size = plan.request_size;
   report->queue_size = plan.queue_size;
   report->blkhash = hash_spec;
-  report->checksum = options.checksum;
 }
 
 // --retry without --checkpoint: which ranges are durable, in memory, so

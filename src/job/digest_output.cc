@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "job/job_output.h"
+#include "job/output_files.h"
 
 namespace nbdcopy {
 
@@ -44,7 +45,9 @@ Status CheckExpectedChecksum(const ChecksumSpec& spec, const std::string& actual
 }
 
 Status WriteDigests(const Options& options, const JobReport& report, FileSystem& files) {
-  const bool json_on_stdout = options.json && !options.json_file;
+  // --json=/dev/stdout is the report on stdout too: the digests are in it.
+  const bool json_on_stdout =
+      options.json && (!options.json_file || NamesStandardOutput(*options.json_file));
   const bool stdout_is_data = options.destination == std::vector<std::string>{"-"};
   if (options.blkhash && report.digest && (options.blkhash_file || !json_on_stdout)) {
     Status status = WriteLine(options.blkhash_file ? "--blkhash-file" : "--blkhash",

@@ -7,6 +7,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "job/output_files.h"
+
 namespace nbdcopy {
 
 namespace {
@@ -123,6 +125,7 @@ Status CheckOptions(const Options& options, const EndpointSpec& source,
                     const EndpointSpec& destination) {
   if (Status status = CheckPlainOptions(options, destination); !status.ok()) return status;
   if (Status status = CheckNotSameFile(source, destination); !status.ok()) return status;
+  if (Status status = CheckOutputFiles(options, source, destination); !status.ok()) return status;
   if (options.dirty_bitmap || options.ranges) {
     Status status = CheckIncrementalOptions(options, source, destination);
     if (!status.ok()) return status;

@@ -11,8 +11,12 @@
 # Refused before anything is opened (exit 1, one line naming the option and
 # why, no destination created, no request reaching an NBD source): a HEX of
 # the wrong length or not hex, an unknown algorithm, --checksum-file
-# without --checksum, the digest on stdout that carries the data, and
-# --checksum with an incremental copy (--ranges, --dirty-bitmap).
+# without --checksum, the digest on stdout that carries the data,
+# --checksum with an incremental copy (--ranges, --dirty-bitmap), and a
+# --checksum-file that is the source (or a link to it), the destination,
+# another output file (--blkhash-file, --json, --checkpoint), standard
+# output by another name while it carries the data or the report, a
+# directory or in a missing folder.
 # labels: error
 source "$(dirname "$0")/lib/lib.sh"
 require_cmd nbdkit sha256sum md5sum python3
@@ -128,4 +132,54 @@ assert_err_contains "--checksum: cannot be used with --dirty-bitmap (the digest 
 stop_server src
 n=$(log_count "$T/requests.txt" Read)
 [[ $n -eq 0 ]] || fail "$n Read requests reached the source before a refusal"
+msg "output files that would destroy an operand, another output, or cannot be written"
+rm -f "$T/new.img"
+cp "$T/src.img" "$T/keep.img"
+cp "$T/src.img" "$T/src2.img"
+expect_fail "$NBDCOPY" --checksum --checksum-file="$T/src2.img" "$T/src2.img" "$T/new.img"
+[[ $ERR == "nbdcopy: --checksum-file: $T/src2.img: is also the source (writing it would destroy that)" ]] ||
+    fail "checksum-file = source: $ERR"
+cmp "$T/src2.img" "$T/keep.img" || fail "the source was changed"
+ln -sf "$T/src2.img" "$T/link.img"
+expect_fail "$NBDCOPY" --checksum --checksum-file="$T/link.img" "$T/src2.img" null:
+assert_err_contains "is also the source"
+expect_fail "$NBDCOPY" --checksum --checksum-file="$T/new.img" "$T/src.img" "$T/new.img"
+[[ $ERR == "nbdcopy: --checksum-file: $T/new.img: is also the destination (writing it would destroy that)" ]] ||
+    fail "checksum-file = destination: $ERR"
+[[ ! -e $T/new.img ]] || fail "the destination was created"
+expect_fail "$NBDCOPY" --blkhash --checksum --blkhash-file="$T/d" --checksum-file="$T/d" "$T/src.img" null:
+assert_err_contains "--checksum-file: $T/d: is also --blkhash-file's file"
+expect_fail "$NBDCOPY" --checksum --json="$T/d" --checksum-file="$T/d" "$T/src.img" null:
+assert_err_contains "--json: $T/d: is also --checksum-file's file"
+# (The JSON report of a refused run is still written: there, and nothing else.)
+grep -q '"exit_status":1' "$T/d" || fail "--json=FILE of the refusal: $(cat "$T/d")"
+rm -f "$T/d"
+expect_fail "$NBDCOPY" --checksum --checkpoint="$T/m" --checksum-file="$T/m" "$T/src.img" "$T/new.img"
+assert_err_contains "--checksum-file: $T/m: is also --checkpoint's file"
+[[ ! -e $T/d && ! -e $T/m ]] || fail "an output file was written"
+expect_fail "$NBDCOPY" --checksum --checksum-file="$T/no/such/dir/sum" "$T/src.img" "$T/new.img"
+[[ $ERR == "nbdcopy: --checksum-file: $T/no/such/dir/sum: No such file or directory" ]] ||
+    fail "missing folder: $ERR"
+expect_fail "$NBDCOPY" --checksum --checksum-file="$T" "$T/src.img" "$T/new.img"
+[[ $ERR == "nbdcopy: --checksum-file: $T: Is a directory" ]] || fail "a directory: $ERR"
+[[ ! -e $T/new.img ]] || fail "the destination was created before a refusal"
+# Standard output by another name: refused when it carries the data or the report.
+rc=0
+"$NBDCOPY" --checksum --checksum-file=/dev/stdout "$T/src.img" - >"$T/mixed.out" 2>"$T/cmd.err" || rc=$?
+[[ $rc -eq 1 && ! -s $T/mixed.out ]] || fail "--checksum-file=/dev/stdout with - : rc $rc"
+grep -qxF "nbdcopy: --checksum-file: /dev/stdout: is standard output, which carries the data" \
+    "$T/cmd.err" || fail "stdout by name: $(cat "$T/cmd.err")"
+rc=0
+"$NBDCOPY" --json --checksum --checksum-file=/dev/stdout "$T/src.img" null: >"$T/mixed.out" 2>"$T/cmd.err" || rc=$?
+[[ $rc -eq 1 ]] || fail "--checksum-file=/dev/stdout with --json: rc $rc"
+grep -qF "is standard output, which carries the JSON report" "$T/cmd.err" ||
+    fail "stdout by name, JSON: $(cat "$T/cmd.err")"
+# --json=/dev/stdout is the report on stdout: the digest goes into it, not beside it.
+"$NBDCOPY" --json=/dev/stdout --checksum "$T/src.img" null: >"$T/report.json" ||
+    fail "--json=/dev/stdout --checksum failed"
+python3 -c 'import json, sys; r = json.load(open(sys.argv[1])); assert r["checksum"]["digest"] == sys.argv[2]' \
+    "$T/report.json" "$sum256" || fail "--json=/dev/stdout: not one report: $(cat "$T/report.json")"
+# Character devices clash with nothing.
+run_copy --checksum --checksum-file=/dev/null --json=/dev/null "$T/src.img" null:
+
 msg PASS
