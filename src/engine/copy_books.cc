@@ -66,25 +66,25 @@ uint64_t Bookkeeper::Started() const {
   return books_.checkpointer_ != nullptr ? books_.checkpointer_->epoch() : 0;
 }
 
-void Bookkeeper::Read(const Piece& piece, uint64_t offset, std::span<const std::byte> data) {
-  if (piece.kind == PieceKind::kCopyAgain) return;
-  if (books_.blkhash_ != nullptr) {
-    books_.blkhash_->AddData(offset / books_.blkhash_->block_size(), data);
-  } else if (books_.sequential_ != nullptr) {
-    books_.sequential_->Data(data);
-  }
-  if (books_.checksum_ != nullptr) books_.checksum_->AddData(offset, data, nullptr, 0);
-}
-
-bool Bookkeeper::ReadKept(const Piece& piece, uint64_t offset, std::span<const std::byte> data,
-                          uint64_t tag) {
+bool Bookkeeper::FeedBlkhash(const Piece& piece, uint64_t offset, std::span<const std::byte> data) {
   if (piece.kind == PieceKind::kCopyAgain) return false;
   if (books_.blkhash_ != nullptr) {
     books_.blkhash_->AddData(offset / books_.blkhash_->block_size(), data);
   } else if (books_.sequential_ != nullptr) {
     books_.sequential_->Data(data);
   }
-  if (books_.checksum_ == nullptr) return false;
+  return true;
+}
+
+void Bookkeeper::Read(const Piece& piece, uint64_t offset, std::span<const std::byte> data) {
+  if (FeedBlkhash(piece, offset, data) && books_.checksum_ != nullptr) {
+    books_.checksum_->AddData(offset, data, nullptr, 0);
+  }
+}
+
+bool Bookkeeper::ReadKept(const Piece& piece, uint64_t offset, std::span<const std::byte> data,
+                          uint64_t tag) {
+  if (!FeedBlkhash(piece, offset, data) || books_.checksum_ == nullptr) return false;
   books_.checksum_->AddData(offset, data, returns_.get(), tag);
   return true;
 }

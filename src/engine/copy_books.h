@@ -147,6 +147,9 @@ class Bookkeeper {
  private:
   // Tells the checkpointer the run of completions gathered.
   void Tell();
+  // The blkhash's part of Read and ReadKept; false for a piece copied
+  // again (hashed the first time), which no digest sees twice.
+  bool FeedBlkhash(const Piece& piece, uint64_t offset, std::span<const std::byte> data);
 
   // Completions are told at least every 64 MiB.
   static constexpr uint64_t kMostGathered = 64ULL << 20;
