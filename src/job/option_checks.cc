@@ -37,9 +37,7 @@ Status CheckNotSameFile(const EndpointSpec& source, const EndpointSpec& destinat
   if (source.kind != EndpointKind::kLocalPath || destination.kind != EndpointKind::kLocalPath) {
     return Status::Ok();
   }
-  struct stat a, b;
-  if (stat(source.text.c_str(), &a) == 0 && stat(destination.text.c_str(), &b) == 0 &&
-      S_ISREG(a.st_mode) && a.st_dev == b.st_dev && a.st_ino == b.st_ino) {
+  if (SameRegularFile(source.text, destination.text)) {
     return Status::Error(destination.text + ": source and destination are the same file");
   }
   return Status::Ok();

@@ -83,6 +83,11 @@ Status CheckWritable(const OutputFile& file) {
 
 }  // namespace
 
+bool SameRegularFile(const std::string& a, const std::string& b) {
+  const FileKey key = KeyOf(a);
+  return key.exists && key.Clashes(KeyOf(b));
+}
+
 bool NamesStandardOutput(const std::string& path) {
   struct stat out, st;
   return fstat(STDOUT_FILENO, &out) == 0 && stat(path.c_str(), &st) == 0 &&

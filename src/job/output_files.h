@@ -18,6 +18,9 @@ namespace nbdcopy {
 [[nodiscard]] Status CheckOutputFiles(const Options& options, const EndpointSpec& source,
                                       const EndpointSpec& destination);
 
+// Whether two paths name one existing regular file (two spellings, a link).
+bool SameRegularFile(const std::string& a, const std::string& b);
+
 // Whether path names this process's standard output (/dev/stdout, or the
 // file or pipe it is redirected to).
 bool NamesStandardOutput(const std::string& path);
