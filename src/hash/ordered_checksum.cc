@@ -28,9 +28,12 @@ OrderedChecksum::Returns::Returns() : event_(eventfd(0, EFD_NONBLOCK | EFD_CLOEX
 // before it (no wake-up lost).
 void OrderedChecksum::Returns::Post(uint64_t tag) {
   MutexLock lock(mutex_);
-  const uint64_t one = 1;
-  // A full counter (2^64 - 2 posts unread) cannot happen; the poll wakes anyway.
-  [[maybe_unused]] ssize_t written = write(event_.get(), &one, sizeof one);
+  // The counter is non-zero exactly while tags wait: one write wakes the
+  // loop for all of them (a syscall per buffer was one per request).
+  if (tags_.empty()) {
+    const uint64_t one = 1;
+    [[maybe_unused]] ssize_t written = write(event_.get(), &one, sizeof one);
+  }
   tags_.push_back(tag);
 }
 
@@ -92,13 +95,17 @@ void OrderedChecksum::Add(uint64_t offset, const Stretch& stretch) {
   {
     MutexLock lock(mutex_);
     if (!abandoned_) {
-      // A byte added twice would make another stream: fail, never guess.
-      if (offset < hashed_ || !waiting_.emplace(offset, stretch).second) {
-        failed_ = true;
-      } else {
-        changed_.NotifyAll();
-        return;
+      if (offset >= hashed_) {
+        auto [at, added] = waiting_.emplace(offset, stretch);
+        if (added) {
+          // Only a new first stretch can be the one the thread waits for.
+          if (at == waiting_.begin()) changed_.NotifyAll();
+          return;
+        }
       }
+      // A byte added twice would make another stream: fail, never guess.
+      failed_ = true;
+      changed_.NotifyAll();
     }
   }
   GiveBack(stretch);
