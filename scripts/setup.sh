@@ -25,6 +25,7 @@ $demo || packages+=(
   strace  # the system calls a copy makes (tests: copy-file-to-file-truncate)
   xfsprogs btrfs-progs e2fsprogs  # file systems that share blocks (reflink tests), filefrag
   clang-14 libclang-rt-14-dev libfuzzer-14-dev llvm-14  # sanitizers, fuzzing, symbolized reports
+  debootstrap  # the Debian 13 root of scripts/debian13.sh
 )
 missing=()
 for package in "${packages[@]}"; do

@@ -457,6 +457,20 @@ expect_one_line_failure() {
     [[ $ERR != *$'\n'* ]] || fail "more than one line on stderr: $ERR"
 }
 
+# require_extended_headers URI: skip unless the server at URI and the
+# libnbd we run on negotiate extended headers (64-bit requests and block
+# status: qemu >= 8.2 with libnbd >= 1.18, so Debian 13 and not Debian 12).
+# nbdinfo's first line says "protocol: newstyle-fixed without TLS, using
+# extended packets" then ("structured packets" without them).
+require_extended_headers() {
+    require_cmd nbdinfo
+    local info
+    info=$(nbdinfo --no-content "$1") || fail "nbdinfo $1 failed"
+    PROTOCOL_LINE=${info%%$'\n'*}
+    [[ $PROTOCOL_LINE == *"using extended packets"* ]] ||
+        skip "this server and libnbd do not negotiate extended headers (nbdinfo: $PROTOCOL_LINE; they need qemu >= 8.2 and libnbd >= 1.18)"
+}
+
 # ---------------------------------------------------------------------------
 # Loop devices.
 require_root_loop() {
