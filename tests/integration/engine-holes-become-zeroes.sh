@@ -104,6 +104,8 @@ for src in file sr; do
     if [[ $src == file ]]; then s=$T/src.img r=$T/src.img d=$data
     else s=$sr r=$T/sr.ref d=$sr_data; fi
     for extra in "" --no-extents; do
+        # Without extents, zero detection: the source's data blocks.
+        [[ $src == sr && $extra == --no-extents ]] && d=$sr_data_blocks
         copy_to_mem "alloc-$src$extra" "$s" "$r" "$d" --allocated $extra
         check_requests "$LOGF" "$r" "$d" "--allocated $src $extra"
         [[ $NTRIM -eq 0 ]] || fail "--allocated $src $extra: $NTRIM Trim requests"
