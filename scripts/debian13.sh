@@ -35,7 +35,7 @@ packages=(
   libnbd-dev liburing-dev libcli11-dev libfmt-dev libgtest-dev libgmock-dev libssl-dev
   nlohmann-json3-dev ccache
   nbdkit qemu-utils libnbd-bin nbd-server gddrescue gnutls-bin
-  util-linux bash-completion python3 strace procps iproute2 time
+  util-linux bash-completion man-db python3 strace procps iproute2 time
   e2fsprogs xfsprogs btrfs-progs
   openssh-server openssh-client netcat-openbsd
 )
