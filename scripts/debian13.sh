@@ -135,6 +135,8 @@ make_root() {
   printf '#!/bin/sh\nexit 101\n' >"$target/usr/sbin/policy-rc.d"
   chmod 755 "$target/usr/sbin/policy-rc.d"
   cp /etc/resolv.conf "$target/etc/resolv.conf"
+  # man-db would rebuild its database after every package (a minute here).
+  echo "man-db man-db/auto-update boolean false" | chroot "$target" debconf-set-selections
   mount_system
   start=$SECONDS
   in_root apt-get update -qq
