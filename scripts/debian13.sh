@@ -61,7 +61,7 @@ find_mirror() {
 # One run at a time: the root and its mounts are shared.
 mkdir -p "$cache" "$ccache_dir"
 exec 9>"$cache/debian13.lock"
-flock 9
+flock -n 9 || { echo "debian13.sh: waiting for another run to finish (its lock: $cache/debian13.lock)"; flock 9; }
 
 # Every mount this run made, undone in reverse order at exit (and only
 # those). Processes still running in the root (a test's server after an
