@@ -68,11 +68,22 @@ flock -n 9 || { echo "debian13.sh: waiting for another run to finish (its lock: 
 # interrupt) are ours: they are stopped first, or the unmounts would fail.
 mounted=()
 cleanup() {
-  local status=$? pid i
-  trap - EXIT INT TERM HUP
-  for pid in /proc/[0-9]*; do
-    [ "$(readlink "$pid/root" 2>/dev/null)" = "$(readlink -f "$target")" ] &&
-      kill -KILL "${pid#/proc/}" 2>/dev/null
+  local status=$? pid i real_root round found
+  # A second Ctrl-C must not cut the clean-up short and leave mounts.
+  trap '' INT TERM HUP
+  trap - EXIT
+  real_root=$(readlink -f "$target")
+  # Rounds until none is left: a test's shell may start another process
+  # (a server it restarts) while the round before went through /proc.
+  for ((round = 0; round < 50 && ${#mounted[@]}; round++)); do
+    found=false
+    for pid in /proc/[0-9]*; do
+      if [ "$(readlink "$pid/root" 2>/dev/null)" = "$real_root" ]; then
+        kill -KILL "${pid#/proc/}" 2>/dev/null && found=true
+      fi
+    done
+    $found || break
+    sleep 0.2
   done
   for ((i = ${#mounted[@]} - 1; i >= 0; i--)); do
     umount "${mounted[i]}" || { sleep 1; umount "${mounted[i]}"; } ||
@@ -108,6 +119,13 @@ in_root() {  # in_root COMMAND...: a clean environment, as root in the root
   chroot "$target" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 \
     TERM=dumb DEBIAN_FRONTEND=noninteractive "$@"
 }
+# run_in_root COMMAND...: in_root, waited for so that a signal to this
+# script (CI's SIGTERM to it alone) runs the clean-up at once, which stops
+# what runs in the root, instead of after the command.
+run_in_root() {
+  in_root "$@" 9>&- &
+  wait $!
+}
 
 root_is_usable() {
   [ "$(cat "$root/.nbdcopy-stamp" 2>/dev/null)" = "$stamp_text" ] || return 1
@@ -140,7 +158,7 @@ make_root() {
   mount_system
   start=$SECONDS
   in_root apt-get update -qq
-  in_root apt-get install -y -qq --no-install-recommends "${packages[@]}" >"$cache/packages.log" 2>&1 ||
+  run_in_root apt-get install -y -qq --no-install-recommends "${packages[@]}" >"$cache/packages.log" 2>&1 ||
     die "installing the packages failed: see $cache/packages.log"
   in_root apt-get clean
   echo "debian13.sh: the packages took $((SECONDS - start)) s"
@@ -164,7 +182,7 @@ versions=$(in_root dpkg-query -W -f='${Package} ${Version}, ' libnbd-bin nbdkit 
 echo "debian13.sh: Debian 13: ${versions%, }"
 
 start=$SECONDS
-in_root bash -c '
+run_in_root bash -c '
   set -euo pipefail
   cd "$1"
   export CCACHE_DIR=/var/cache/ccache
@@ -175,6 +193,6 @@ echo "debian13.sh: the build took $((SECONDS - start)) s"
 
 start=$SECONDS
 jobs=$(scripts/test_jobs.sh)
-in_root bash -c 'cd "$1" && shift && exec ctest --test-dir build-debian13 --output-on-failure "$@"' \
+run_in_root bash -c 'cd "$1" && shift && exec ctest --test-dir build-debian13 --output-on-failure "$@"' \
   bash "$inside" -j"$jobs" "$@"
 echo "debian13.sh: the suite passed in $((SECONDS - start)) s"
