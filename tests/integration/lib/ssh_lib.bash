@@ -13,7 +13,8 @@
 #
 # The wrapper logs every run in $T/ssh/runs ("PID ARGS...", one line each)
 # before it execs the real ssh. SSH_WRAPPER_MODE=dry (in nbdcopy's
-# environment) makes it log and exit 1 without running ssh.
+# environment) makes it log and exit 1 without running ssh;
+# SSH_WRAPPER_CONFIG=FILE gives ssh another configuration.
 
 SSH_DIR=$T/ssh
 
@@ -25,7 +26,7 @@ _ssh_wrapper() {
 #!/bin/sh
 echo "\$\$ \$*" >>"$SSH_DIR/runs"
 [ "\${SSH_WRAPPER_MODE:-}" != dry ] || exit 1
-exec "$real" -F "$SSH_DIR/ssh_config" "\$@"
+exec "$real" -F "\${SSH_WRAPPER_CONFIG:-$SSH_DIR/ssh_config}" "\$@"
 WRAPPER
     chmod +x "$SSH_DIR/bin/ssh"
     : >"$SSH_DIR/runs"
