@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # When ssh itself fails, its own words reach the user (ssh's stderr is
 # ours), and nbdcopy's line names the URI and says that ssh exited: no
-# route to the port (connection refused), a key the server does not take,
+# route to the port (connection refused), no socket at the far end (nc's
+# words, ssh's status 1), a key the server does not take,
 # a host key that does not match known_hosts. And --retry reconnects a
 # connection whose ssh was killed mid-copy through a new ssh, both engines,
 # the copy byte for byte. Skips without root (sshd).
@@ -13,15 +14,16 @@ start_sshd
 make_test_file "$T/src.img" $((8 * MiB))
 start_nbdkit src -r file "$T/src.img"
 
-ssh_fails() { # WHAT URI SSH-WORDS
-    local uri=$2
+ssh_fails() { # WHAT URI SSH-WORDS [STATUS]
+    local uri=$2 status=${4:-255}
     _run_failing "$1" 10 "$NBDCOPY" "$uri" null:
     assert_err_contains "$3"
     local last=${ERR##*$'\n'}
-    [[ $last =~ ^nbdcopy:\ $(re_quote "$uri"):\ .*\(ssh\ exited\ with\ status\ 255\ before\ its\ NBD\ handshake\ ended\)$ ]] ||
+    [[ $last =~ ^nbdcopy:\ $(re_quote "$uri"):\ .*\(ssh\ exited\ with\ status\ $status\ before\ its\ NBD\ handshake\ ended\)$ ]] ||
         fail "$1: the last line does not name the URI and ssh's exit: $last"
 }
 
+ssh_fails "no remote socket" "$(ssh_uri nowhere)" "nc: $T/nowhere.sock: No such file or directory" 1
 ssh_fails "closed port" "nbd+ssh://$SSH_HOST:1/?socket=$T/src.sock" \
     "ssh: connect to host $SSH_HOST port 1: Connection refused"
 sed "s|IdentityFile .*|IdentityFile $SSH_DIR/other_id|" "$SSH_DIR/ssh_config" >"$SSH_DIR/wrong_key"

@@ -164,7 +164,8 @@ Status NbdEndpoint::ConnectOnce() {
                                                     : ConnectionEvent::kRefused);
     why = ExplainConnectFailure(*tls, why, credentials_worked);
     // A server command (or ssh) gone: libnbd's words, then which and why.
-    if (std::string end = command ? CommandEnd(server_command, command_pid_) : "";
+    const bool zero_is_news = !spec_.ssh;
+    if (std::string end = command ? CommandEnd(server_command, command_pid_, zero_is_news) : "";
         !end.empty()) {
       why += " (" + end + ")";
     }

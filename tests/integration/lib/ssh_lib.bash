@@ -77,8 +77,11 @@ CONF
             nap 0.05
         done
         if [[ -s $SSH_DIR/sshd.pid ]]; then
-            PIDS+=("$pid")
+            # (Not in PIDS: sshd rewrites its process title over its
+            # environment, so _ours cannot find our mark there. Our child,
+            # not yet waited for, its pid cannot be another's.)
             SSHD_PID=$pid
+            at_exit "kill $pid 2>/dev/null; wait $pid 2>/dev/null"
             break
         fi
         wait "$pid" 2>/dev/null || true
