@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <bit>
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <optional>
 #include <string_view>
@@ -256,6 +257,11 @@ NbdEndpoint::~NbdEndpoint() {
     while (nbd_aio_is_closed(h) != 1 && PollOnce()) {
     }
   }
+  // nbd_close waits for libnbd's child. An ssh whose far side does not
+  // end (Debian 13: ssh 10.0 with nc 1.229 outlives the NBD connection,
+  // and nbdcopy 1.22.2 hangs there) would keep us: every reply is in, so
+  // it has nothing left to carry.
+  if (spec_.ssh) nbd_kill_subprocess(h, SIGTERM);
 }
 
 }  // namespace nbdcopy
