@@ -1,11 +1,18 @@
 #include "endpoints/nbd/nbd_ssh.h"
 
+#include <strings.h>
+
 #include <string>
 #include <vector>
 
 namespace nbdcopy {
 
 namespace {
+
+// (libnbd reads parameter names in any case.)
+[[maybe_unused]] bool Named(const std::string& name, const char* parameter) {
+  return strcasecmp(name.c_str(), parameter) == 0;
+}
 
 // What nbd_connect_uri does beside connecting, for a libnbd that cannot.
 [[maybe_unused]] int ApplyUriSettings(nbd_handle* h, const SshUri& ssh) {
@@ -14,10 +21,10 @@ namespace {
   for (const auto& [name, value] : ssh.parameters) {
     // (tls-verify-peer= is applied for every kind of URI: ApplyUriTls.)
     int result = 0;
-    if (name == "tls-psk-file") result = nbd_set_tls_psk_file(h, value.c_str());
-    if (name == "tls-certificates") result = nbd_set_tls_certificates(h, value.c_str());
+    if (Named(name, "tls-psk-file")) result = nbd_set_tls_psk_file(h, value.c_str());
+    if (Named(name, "tls-certificates")) result = nbd_set_tls_certificates(h, value.c_str());
 #ifdef LIBNBD_HAVE_NBD_SET_TLS_HOSTNAME  // (1.22; older ones ignore it in any URI)
-    if (name == "tls-hostname") result = nbd_set_tls_hostname(h, value.c_str());
+    if (Named(name, "tls-hostname")) result = nbd_set_tls_hostname(h, value.c_str());
 #endif
     if (result == -1) return -1;
   }
