@@ -34,7 +34,8 @@ std::string PercentEncode(std::string_view text, std::string_view keep) {
   std::string encoded;
   for (char c : text) {
     const auto byte = static_cast<unsigned char>(c);
-    const bool alphanumeric = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+    const bool alphanumeric =
+        (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
     if (alphanumeric || c == '-' || c == '.' || c == '_' || c == '~' ||
         keep.find(c) != std::string_view::npos) {
       encoded += c;

@@ -22,7 +22,8 @@ Result<RawParts> SplitUri(std::string_view uri) {
   RawParts raw;
   raw.scheme = uri.substr(0, uri.find(':'));
   if (uri.substr(raw.scheme.size(), 3) != "://") {
-    return Status::Error(fmt::format("expected {}://HOST[:PORT]/[EXPORT][?socket=PATH]", raw.scheme));
+    return Status::Error(
+        fmt::format("expected {}://HOST[:PORT]/[EXPORT][?socket=PATH]", raw.scheme));
   }
   std::string_view rest = uri.substr(raw.scheme.size() + 3);
   rest = rest.substr(0, rest.find('#'));
@@ -97,8 +98,7 @@ Result<unsigned> ParsePort(std::string_view text) {
     if (c < '0' || c > '9' || port > 65535) break;
     port = port * 10 + static_cast<unsigned>(c - '0');
   }
-  if (text.find_first_not_of("0123456789") != std::string_view::npos || port == 0 ||
-      port > 65535) {
+  if (text.find_first_not_of("0123456789") != std::string_view::npos || port == 0 || port > 65535) {
     return Status::Error(fmt::format("the ssh port \"{}\" is not a number from 1 to 65535", text));
   }
   return port;

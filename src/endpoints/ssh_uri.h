@@ -27,10 +27,11 @@
 namespace nbdcopy {
 
 struct SshUri {
-  bool tls = false;      // nbds+ssh: TLS required through the tunnel
-  std::string host;      // as ssh gets it: a host name, IPv4 address or "[IPv6]" (brackets kept, as libnbd)
-  unsigned port = 22;    // the ssh server's port
-  std::string tls_user;  // the URI's user (password dropped): libnbd's TLS user name
+  bool tls = false;  // nbds+ssh: TLS required through the tunnel
+  std::string
+      host;  // as ssh gets it: a host name, IPv4 address or "[IPv6]" (brackets kept, as libnbd)
+  unsigned port = 22;                 // the ssh server's port
+  std::string tls_user;               // the URI's user (password dropped): libnbd's TLS user name
   std::string export_name;            // the path without its first '/', decoded
   std::optional<std::string> socket;  // ?socket=: the remote Unix socket; else port 10809 there
   // The other query parameters (tls-psk-file=...), decoded, in order.

@@ -103,8 +103,8 @@ TEST(SshUriTest, HostsAccepted) {
 }
 
 TEST(SshUriTest, LibnbdUriCarriesTheSameParts) {
-  SshUri ssh = ParseOk(
-      "nbds+ssh://al%20ice:pw@h:2222/d%26x/y?socket=/a%20b&tls-psk-file=/k&x=1%3B2");
+  SshUri ssh =
+      ParseOk("nbds+ssh://al%20ice:pw@h:2222/d%26x/y?socket=/a%20b&tls-psk-file=/k&x=1%3B2");
   EXPECT_EQ(LibnbdSshUri(ssh),
             "nbds+ssh://al%20ice@h:2222/d%26x/y?socket=%27%2Fa%20b%27&tls-psk-file=%2Fk&x=1%3B2");
   // Read back, it is the same connection, the socket quoted once.
