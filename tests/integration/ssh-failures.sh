@@ -5,7 +5,8 @@
 # words, ssh's status 1), a key the server does not take,
 # a host key that does not match known_hosts. And --retry reconnects a
 # connection whose ssh was killed mid-copy through a new ssh, both engines,
-# the copy byte for byte. Skips without root (sshd).
+# and one whose server was killed and started again, the copies byte for
+# byte. Skips without root (sshd).
 source "$(dirname "$0")/lib/lib.sh"
 source "$TEST_LIB/ssh_lib.bash"
 require_cmd nbdkit
@@ -61,4 +62,24 @@ for engine in --synchronous "-C 1 --requests=1"; do
     (($(ssh_runs) >= 2)) || fail "$engine: no new ssh after the first was killed"
     [[ $(ssh_pid 2) != "$first" ]] || fail "$engine: the same ssh"
 done
+
+# --retry: the server behind ssh killed and started again on its socket.
+: >"$SSH_DIR/runs"
+: >"$T/slow-ops.log"
+rm -f "$T/out.img"
+msg "run: nbdcopy -v --retry=4 --synchronous $(ssh_uri slow) out.img, its server killed"
+"$NBDCOPY" -v --retry=4 --synchronous "$(ssh_uri slow)" "$T/out.img" 2>"$T/retry.err" &
+copy=$!
+_wait_ready "$copy" grep -q "Read" "$T/slow-ops.log" || fail "the copy never read"
+read -r server <"$T/slow.pid"
+_stop_pid KILL "$server" "$server"
+start_nbdkit slow -r --filter=log --filter=delay file "$T/src.img" rdelay=40ms \
+    logfile="$T/slow-ops.log"
+rc=0
+wait "$copy" || rc=$?
+ERR=$(grep -v "^libnbd: debug" "$T/retry.err")
+((rc == 0)) || fail "the copy failed after its server was killed: $ERR"
+assert_same_file "$T/src.img" "$T/out.img" "--retry across a killed server behind ssh"
+assert_err_matches "$(re_quote "$(ssh_uri slow)"): reconnected \(attempt [1-4] of 4\)"
+(($(ssh_runs) >= 2)) || fail "no new ssh after the server was killed"
 msg PASS
