@@ -2,7 +2,8 @@
 """bench/floor_rounds.py: alternating rounds of copies through a per-run server, with the
 CPU of the copier and of the server apart, for a wall-time floor.
 
-Usage: floor_rounds.py [--rotate] [--also PIDFILE] OUT.json RUNS WARMUP PREPARE NAME CMD [NAME CMD ...]
+Usage: floor_rounds.py [--rotate] [--also PIDFILE]... [--root DIR] [--stop-server]
+                      OUT.json RUNS WARMUP PREPARE NAME CMD [NAME CMD ...]
 
 Each round runs PREPARE (a shell command, untimed; "" for none) before every command, and
 every command once, in order (bench/roundlib.py). A CMD is a shell command, timed whole
@@ -25,7 +26,15 @@ right after the same one.
 --also PIDFILE names a server that outlives the rounds (an nbdkit source, started once):
 it is not ours to reap, but it shares the two cores, so the CPU it spends while a command
 runs (the growth of utime + stime in /proc/PID/stat, all its threads, in clock ticks) is
-taken as also_cpu.
+taken as also_cpu. It may be given more than once (servers of two generations, one of
+them idle at a time): also_cpu is their sum.
+
+--root DIR puts {sock} under DIR (a chroot, such as the Debian 13 root of bench/
+generations.sh), so that a server or client run by `chroot DIR` reaches it as {rsock}, the
+same path seen from inside DIR; {sock} stays the path from outside.
+
+--stop-server: the SERVER does not exit when its client is gone (nbdkit): once the CLIENT
+has exited, the server gets SIGTERM, and is then reaped as usual.
 
 Writes {"runs": N, "results": {NAME: [sample, ...]}}, a sample being {"wall": s, "cpu": s,
 "rss_kib": n, "server_cpu": s, "server_main_cpu": s, "also_cpu": s}: cpu is the command's
@@ -96,10 +105,14 @@ def run_plain(name, cmd, rss_file):
             "server_main_cpu": 0.0}
 
 
-def run_served(name, server, client, sock, rss_file):
+def with_socket(cmd, sock, rsock):
+    return cmd.replace("{rsock}", rsock).replace("{sock}", sock)
+
+
+def run_served(name, server, client, sock, rsock, rss_file, stop_server):
     if os.path.exists(sock):
         os.unlink(sock)
-    server, client = server.replace("{sock}", sock), client.replace("{sock}", sock)
+    server, client = with_socket(server, sock, rsock), with_socket(client, sock, rsock)
     start = time.perf_counter()
     srv = shell("exec " + server, subprocess.DEVNULL)
     deadline = start + 30
@@ -111,6 +124,8 @@ def run_served(name, server, client, sock, rss_file):
     cli = shell(client, subprocess.PIPE, rss_file)
     err = cli.stderr.read()
     code, _, cpu = reap(cli)
+    if stop_server:
+        srv.terminate()
     server_code, server_main, server_cpu = reap(srv)
     wall = time.perf_counter() - start
     roundlib.check_exit("floor_rounds", name, code, err)
@@ -119,30 +134,48 @@ def run_served(name, server, client, sock, rss_file):
             "server_main_cpu": server_main}
 
 
+def options(argv):
+    """The leading options of argv: (rotate, [also pid], root or None, stop_server, rest)."""
+    rotate, also_pids, root, stop_server = False, [], None, False
+    while len(argv) > 1 and argv[1].startswith("--"):
+        if argv[1] == "--rotate":
+            rotate, argv = True, argv[:1] + argv[2:]
+        elif argv[1] == "--stop-server":
+            stop_server, argv = True, argv[:1] + argv[2:]
+        elif argv[1] == "--also" and len(argv) > 2:
+            with open(argv[2]) as f:
+                also_pids.append(int(f.read().strip()))
+            argv = argv[:1] + argv[3:]
+        elif argv[1] == "--root" and len(argv) > 2:
+            root, argv = os.path.realpath(argv[2]), argv[:1] + argv[3:]
+        else:
+            sys.exit(__doc__)
+    return rotate, also_pids, root, stop_server, argv
+
+
+def also_cpu(pids):
+    return sum(stat_cpu(f"/proc/{pid}/stat") for pid in pids)
+
+
 def main(argv):
-    also_pid = None
-    rotate = len(argv) > 1 and argv[1] == "--rotate"
-    if rotate:
-        argv = argv[:1] + argv[2:]
-    if len(argv) > 2 and argv[1] == "--also":
-        with open(argv[2]) as f:
-            also_pid = int(f.read().strip())
-        argv = argv[:1] + argv[3:]
+    rotate, also_pids, root, stop_server, argv = options(argv)
     commands = roundlib.parse_commands(argv, 5, __doc__)
     runs, warmup, prepare = int(argv[2]), int(argv[3]), argv[4]
-    with tempfile.TemporaryDirectory(prefix="floor-rounds.") as sockdir:
+    tmp_parent = os.path.join(root, "tmp") if root else None
+    with tempfile.TemporaryDirectory(prefix="floor-rounds.", dir=tmp_parent) as sockdir:
         sock = os.path.join(sockdir, "s.sock")
+        rsock = "/" + os.path.relpath(sock, root) if root else sock
         rss_file = os.path.join(sockdir, "rss")
 
         def measure(name, cmd):
-            also_stat = f"/proc/{also_pid}/stat" if also_pid else None
-            also_before = stat_cpu(also_stat) if also_stat else 0.0
+            also_before = also_cpu(also_pids)
             if ":::" not in cmd:
-                sample = run_plain(name, cmd, rss_file)
+                sample = run_plain(name, with_socket(cmd, sock, rsock), rss_file)
             else:
                 server, client = cmd.split(":::", 1)
-                sample = run_served(name, server.strip(), client.strip(), sock, rss_file)
-            sample["also_cpu"] = stat_cpu(also_stat) - also_before if also_stat else 0.0
+                sample = run_served(name, server.strip(), client.strip(), sock, rsock,
+                                    rss_file, stop_server)
+            sample["also_cpu"] = also_cpu(also_pids) - also_before
             return sample
 
         def before_each():
