@@ -37,7 +37,9 @@ same path seen from inside DIR; {sock} stays the path from outside.
 has exited, the server gets SIGTERM, and is then reaped as usual.
 
 Writes {"runs": N, "results": {NAME: [sample, ...]}}, a sample being {"wall": s, "cpu": s,
-"rss_kib": n, "server_cpu": s, "server_main_cpu": s, "also_cpu": s}: cpu is the command's
+"rss_kib": n, "server_cpu": s, "server_main_cpu": s, "also_cpu": s, "minflt": n, "nvcsw": n,
+"nivcsw": n} (with a served CMD also server_minflt, server_nvcsw and server_nivcsw: the
+page faults and voluntary and involuntary context switches of each, from wait4): cpu is the command's
 (the CLIENT's) user + system time, rss_kib the peak RSS of its largest process
 (/usr/bin/time's %M: a direct child of this script would count the interpreter it was
 forked from), the server's two are 0 for a plain command, and also_cpu is 0 without
@@ -85,24 +87,32 @@ def peak_rss(rss_file):
     return int(lines[-1]) if lines and lines[-1].isdigit() else None
 
 
+def counters(rusage, prefix=""):
+    """Figures robust to the machine's load: page faults and context switches (voluntary:
+    waits for I/O or a lock; involuntary: preempted)."""
+    return {prefix + "minflt": rusage.ru_minflt, prefix + "nvcsw": rusage.ru_nvcsw,
+            prefix + "nivcsw": rusage.ru_nivcsw}
+
+
 def reap(proc):
-    """Waits for PROC; returns (exit code, CPU of its main thread, CPU of all of it)."""
+    """Waits for PROC; returns (exit code, CPU of its main thread, CPU of all of it, its
+    rusage)."""
     os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOWAIT)  # a zombie keeps its times
     main_thread = stat_cpu(f"/proc/{proc.pid}/task/{proc.pid}/stat")
     _, status, rusage = os.wait4(proc.pid, 0)
     proc.returncode = os.waitstatus_to_exitcode(status)  # reaped here, not by Popen
-    return proc.returncode, main_thread, cpu_of(rusage)
+    return proc.returncode, main_thread, cpu_of(rusage), rusage
 
 
 def run_plain(name, cmd, rss_file):
     start = time.perf_counter()
     proc = shell(cmd, subprocess.PIPE, rss_file)
     err = proc.stderr.read()
-    code, _, cpu = reap(proc)
+    code, _, cpu, rusage = reap(proc)
     wall = time.perf_counter() - start
     roundlib.check_exit("floor_rounds", name, code, err)
     return {"wall": wall, "cpu": cpu, "rss_kib": peak_rss(rss_file), "server_cpu": 0.0,
-            "server_main_cpu": 0.0}
+            "server_main_cpu": 0.0, **counters(rusage)}
 
 
 def with_socket(cmd, sock, rsock):
@@ -123,15 +133,16 @@ def run_served(name, server, client, sock, rsock, rss_file, stop_server):
         time.sleep(0.001)
     cli = shell(client, subprocess.PIPE, rss_file)
     err = cli.stderr.read()
-    code, _, cpu = reap(cli)
+    code, _, cpu, rusage = reap(cli)
     if stop_server:
         srv.terminate()
-    server_code, server_main, server_cpu = reap(srv)
+    server_code, server_main, server_cpu, server_rusage = reap(srv)
     wall = time.perf_counter() - start
     roundlib.check_exit("floor_rounds", name, code, err)
     roundlib.check_exit("floor_rounds", name, server_code, b"", what="'s server")
     return {"wall": wall, "cpu": cpu, "rss_kib": peak_rss(rss_file), "server_cpu": server_cpu,
-            "server_main_cpu": server_main}
+            "server_main_cpu": server_main, **counters(rusage),
+            **counters(server_rusage, "server_")}
 
 
 def options(argv):
