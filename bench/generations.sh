@@ -88,6 +88,13 @@ source_server() {
     nbdkit -U "$IN/$name.sock" -P "$IN/$name.pid" "$@"
   fi
   PIDFILES+=("$IN/$name.pid")
+  # nbdkit writes its pid file after it forks: wait for it (--also needs it).
+  local i
+  for ((i = 0; i < 200; i++)); do
+    [ -s "$IN/$name.pid" ] && [ -S "$IN/$name.sock" ] && break
+    sleep 0.05
+  done
+  [ -s "$IN/$name.pid" ] || die "nbdkit $* did not start"
   echo "nbdkit($gen) $*" >>"$RAW/$W.servers"
 }
 uri() { echo "nbd+unix:///?socket=$1"; }
@@ -244,7 +251,7 @@ check() {
     result="exit $rc"
   elif [ "$w" = readnull ]; then
     result=ok
-  elif [ -n "$spid" ]; then
+  elif [[ $w == @(pattern|sparse|latency) ]]; then
     qemu-img compare -q -f raw -F raw "$src" "$(uri "$sock")" && result=identical || result=DIFFERENT
   elif [ "$w" = disk ]; then
     qemu-img compare -q -f raw -F raw "$src" "$DISKDIR/disk.raw" && result=identical || result=DIFFERENT
