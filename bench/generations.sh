@@ -31,20 +31,29 @@
 #              split@GEN (the same qemu-nbd on a socket: its CPU and its main thread's apart)
 #              and qemu-img convert reading the qcow2 in-process
 #   disk       nbdkit -r pattern 1G -> [ qemu-nbd -f raw --cache=none --aio=native FILE ],
-#              FILE preallocated on the disk ($DISKDIR); qemu-img -n -t none
+#              FILE preallocated on the disk ($DISKDIR); qemu-img -n -t none straight into
+#              FILE; nbd-floor@GEN: qemu-img through the same qemu-nbd on a socket (the
+#              best an NBD client gets from it)
 #
-# Environment: D13ROOT (the Debian 13 root: scripts/debian13.sh's cache when it is there,
-# else /var/tmp/d13dev), NEW (build/nbdcopy), BASE, RUNS (7), WARMUP (1), RAW
+# Environment: D13ROOT (the Debian 13 root: scripts/debian13.sh's cache,
+# /var/cache/nbdcopy/debian13, while it is mounted, else /var/tmp/d13dev), NEW (build/nbdcopy), BASE, RUNS (7), WARMUP (1), RAW
 # (bench/out/generations), SHM (/dev/shm, which must be the root's /dev/shm too), DISKDIR
 # (in the root's /var/tmp, on the disk), FSIMAGE (bench/out/ab/fs-_usr_share-2G.raw, built
-# once as bench/ab.sh builds it). Then bench/report_generations.py RAW writes the tables.
+# once as bench/ab.sh builds it). Then bench/report_generations.py RAW prints the tables
+# (RAW/generations.md); `bench/report_generations.py RAW bench/generations.md` makes them the
+# section that bench/report.py puts into docs/performance.md.
 set -euo pipefail
 
 BENCH=$(cd "$(dirname "$0")" && pwd)
 TOP=$(dirname "$BENCH")
 # scripts/debian13.sh's cached root, else the development root.
-D13ROOT=${D13ROOT:-${DEBIAN13_ROOT:-/var/cache/nbdcopy/debian13}}
-[ -x "$D13ROOT/usr/bin/nbdcopy" ] || D13ROOT=/var/tmp/d13dev
+# The Debian 13 root: $D13ROOT, else scripts/debian13.sh's cached root while its /dev and
+# /dev/shm are mounted (the script mounts them only while it runs), else the development root.
+usable_root() { [ -x "$1/usr/bin/nbdcopy" ] && [ -c "$1/dev/null" ] && [ -e "$1/proc/self" ]; }
+if [ -z "${D13ROOT:-}" ]; then
+  D13ROOT=/var/cache/nbdcopy/debian13
+  usable_root "$D13ROOT" || D13ROOT=/var/tmp/d13dev
+fi
 NEW=${NEW:-$TOP/build/nbdcopy}
 BASE=${BASE:-}
 RUNS=${RUNS:-7}
@@ -60,8 +69,8 @@ die() { echo "generations: $*" >&2; exit 1; }
 [ -x "$D13ROOT/usr/bin/nbdcopy" ] || die "no Debian 13 root with nbdcopy at $D13ROOT (D13ROOT)"
 [ -x "$NEW" ] || die "$NEW is not built"
 [ "$(id -u)" = 0 ] || die "chroot needs root"
-[ "$(stat -c %i "$SHM")" = "$(stat -c %i "$D13ROOT$SHM" 2>/dev/null)" ] ||
-  [ -e "$D13ROOT/proc/self" ] || die "the root's /proc and $SHM are not mounted"
+usable_root "$D13ROOT" && [ "$(stat -c %d:%i "$SHM")" = "$(stat -c %d:%i "$D13ROOT$SHM" 2>/dev/null)" ] ||
+  die "$D13ROOT's /proc, /dev and $SHM are not mounted (mount --bind them)"
 mkdir -p "$RAW"
 
 # The root's proc, dev, dev/shm and sys are mounted by whoever made it (scripts/debian13.sh
@@ -167,10 +176,15 @@ commands() {
       [ -z "$BASE" ] || printf 'base@12\t%s\n' "$BASE -- $(uri "$IN/$w-src12.sock") [ $d12 ]"
       printf 'nbdcopy-1.14\t%s\n' "/usr/bin/nbdcopy -- $(uri "$IN/$w-src12.sock") [ $d12 ]"
       printf 'qemu-img-7.2\t%s\n' "qemu-img convert -n -t none -f raw -O raw $(uri "$IN/$w-src12.sock") $f"
+      # The best an NBD client gets from this qemu-nbd: qemu-img through it.
+      printf 'nbd-floor@12\t%s ::: %s\n' "$d12 -k {sock}" \
+        "qemu-img convert -n -f raw -O raw $(uri "$IN/$w-src12.sock") $(uri '{sock}')"
       printf 'ours@13\t%s\n' "$NEW -- $(uri "$IN/$w-src13.sock") [ $d13 ]"
       [ -z "$BASE" ] || printf 'base@13\t%s\n' "$BASE -- $(uri "$IN/$w-src13.sock") [ $d13 ]"
       printf 'nbdcopy-1.22\t%s\n' "$C13 nbdcopy -- $(uri "$RIN/$w-src13.sock") [ qemu-nbd -f raw --cache=none --aio=native $rf ]"
       printf 'qemu-img-10\t%s\n' "$C13 qemu-img convert -n -t none -f raw -O raw $(uri "$RIN/$w-src13.sock") $rf"
+      printf 'nbd-floor@13\t%s ::: %s\n' "$d13 -k {rsock}" \
+        "$C13 qemu-img convert -n -f raw -O raw $(uri "$RIN/$w-src13.sock") $(uri '{rsock}')"
       ;;
     *) die "unknown workload $w" ;;
   esac

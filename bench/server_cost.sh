@@ -7,7 +7,9 @@
 # after the copy), both nbdkit 1.42 in the Debian 13 root (D13ROOT, as bench/generations.sh
 # finds it; GEN=12 uses this machine's nbdkit 1.32 instead). In alternating rounds
 # (bench/floor_rounds.py --rotate): ours with each set of extra arguments given
-# (LABEL=ARGS; default: ours, ours with 256K requests, with 4 connections, with both),
+# (LABEL=ARGS; default: ours, ours with 256K requests, with 4 connections, with both;
+# LABEL=!COMMAND: a whole client command, its source {src}, or {rsrc} as seen inside the
+# root, its destination nbd+unix:///?socket={sock} or {rsock}),
 # and nbdcopy of the same generation (1.22 by chroot, or /usr/bin/nbdcopy 1.14).
 # Prints per command the medians of: wall, copier CPU, the destination's CPU, page faults
 # and context switches (voluntary / involuntary), and the source's CPU.
@@ -17,8 +19,13 @@
 set -euo pipefail
 BENCH=$(cd "$(dirname "$0")" && pwd)
 TOP=$(dirname "$BENCH")
-D13ROOT=${D13ROOT:-${DEBIAN13_ROOT:-/var/cache/nbdcopy/debian13}}
-[ -x "$D13ROOT/usr/bin/nbdcopy" ] || D13ROOT=/var/tmp/d13dev
+# The Debian 13 root: $D13ROOT, else scripts/debian13.sh's cached root while its /dev and
+# /dev/shm are mounted (the script mounts them only while it runs), else the development root.
+usable_root() { [ -x "$1/usr/bin/nbdcopy" ] && [ -c "$1/dev/null" ] && [ -e "$1/proc/self" ]; }
+if [ -z "${D13ROOT:-}" ]; then
+  D13ROOT=/var/cache/nbdcopy/debian13
+  usable_root "$D13ROOT" || D13ROOT=/var/tmp/d13dev
+fi
 NEW=${NEW:-$TOP/build/nbdcopy}
 RUNS=${RUNS:-7}
 GEN=${GEN:-13}
@@ -46,7 +53,14 @@ VARIANTS=("$@")
   VARIANTS=("ours=" "ours-256K=--request-size=256K" "ours-C4=-C 4" "ours-C4-256K=-C 4 --request-size=256K")
 args=()
 for v in "${VARIANTS[@]}"; do
-  args+=("${v%%=*}" "$DST ::: $NEW --flush ${v#*=} $SRC nbd+unix:///?socket={sock}")
+  label=${v%%=*} extra=${v#*=}
+  if [[ $extra == !* ]]; then # a whole client command, {src} or {rsrc} (inside the root)
+    client=${extra#!} client=${client//\{src\}/$SRC}
+    client=${client//\{rsrc\}/nbd+unix:///?socket=$RIN/src.sock}
+    args+=("$label" "$DST ::: $client")
+  else
+    args+=("$label" "$DST ::: $NEW --flush $extra $SRC nbd+unix:///?socket={sock}")
+  fi
 done
 args+=("${REF%%=*}" "$DST ::: ${REF#*=}")
 python3 "$BENCH/floor_rounds.py" --rotate --stop-server --root "$D13ROOT" --also "$IN/src.pid" \
