@@ -37,7 +37,7 @@
 #
 # Environment: D13ROOT (the Debian 13 root: scripts/debian13.sh's cache,
 # /var/cache/nbdcopy/debian13, while it is mounted, else /var/tmp/d13dev), NEW (build/nbdcopy), BASE, RUNS (7), WARMUP (1), RAW
-# (bench/out/generations), SHM (/dev/shm, which must be the root's /dev/shm too), DISKDIR
+# (bench/out/generations), SESSION_NICE (below), SHM (/dev/shm, which must be the root's /dev/shm too), DISKDIR
 # (in the root's /var/tmp, on the disk), FSIMAGE (bench/out/ab/fs-_usr_share-2G.raw, built
 # once as bench/ab.sh builds it). Then bench/report_generations.py RAW prints the tables
 # (RAW/generations.md); `bench/report_generations.py RAW bench/generations.md` makes them the
@@ -78,8 +78,18 @@ mkdir -p "$RAW"
 IN=$(mktemp -d "$D13ROOT/tmp/nbdcopy-generations.XXXXXX") # scratch, seen from outside
 RIN=/${IN#"$D13ROOT"/}                                    # the same, seen from inside
 PIDFILES=()
+# SESSION_NICE: this session's autogroup nice (-20 .. 19) while the rounds run. With
+# autogroups (/proc/sys/kernel/sched_autogroup_enabled), the scheduler shares the cores
+# between sessions first, so on a machine shared with others' builds a copy gets a session's
+# share whatever its processes' nice: -20 gives it most of the machine, as on a quiet one.
+OLD_SESSION_NICE=
+if [ -n "${SESSION_NICE:-}" ] && [ -w /proc/self/autogroup ]; then
+  OLD_SESSION_NICE=$(awk '{print $3}' /proc/self/autogroup)
+  echo "$SESSION_NICE" >/proc/self/autogroup
+fi
 cleanup() {
   local f
+  [ -z "$OLD_SESSION_NICE" ] || echo "$OLD_SESSION_NICE" >/proc/self/autogroup
   for f in "${PIDFILES[@]}"; do [ -s "$f" ] && kill "$(cat "$f")" 2>/dev/null; done
   rm -rf "$IN"
 }
@@ -91,10 +101,12 @@ C13="chroot $D13ROOT"
 source_server() {
   local gen=$1 name=$2
   shift 2
+  # -f: in this session (a daemon's setsid would put it in an autogroup of its own, with
+  # a share of the machine of its own, unlike the per-run servers).
   if [ "$gen" = 13 ]; then
-    $C13 nbdkit -U "$RIN/$name.sock" -P "$RIN/$name.pid" "$@"
+    $C13 nbdkit -f -U "$RIN/$name.sock" -P "$RIN/$name.pid" "$@" &
   else
-    nbdkit -U "$IN/$name.sock" -P "$IN/$name.pid" "$@"
+    nbdkit -f -U "$IN/$name.sock" -P "$IN/$name.pid" "$@" &
   fi
   PIDFILES+=("$IN/$name.pid")
   # nbdkit writes its pid file after it forks: wait for it (--also needs it).
@@ -294,6 +306,8 @@ versions() {
     echo "commit: $(git -C "$TOP" rev-parse --short HEAD)$(git -C "$TOP" diff --quiet HEAD -- src || echo '+dirty')"
     echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')"
     echo "runs: $RUNS"
+    echo "session autogroup: $(cat /proc/self/autogroup 2>/dev/null)"
+    echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
   } >"$RAW/versions"
 }
 

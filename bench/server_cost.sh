@@ -12,7 +12,8 @@
 # root, its destination nbd+unix:///?socket={sock} or {rsock}),
 # and nbdcopy of the same generation (1.22 by chroot, or /usr/bin/nbdcopy 1.14).
 # Prints per command the medians of: wall, copier CPU, the destination's CPU, page faults
-# and context switches (voluntary / involuntary), and the source's CPU.
+# and context switches (voluntary / involuntary), the source's CPU, the floor ((copier +
+# servers) CPU / 2) and wall / floor (medians of each run's figure).
 # Environment: NEW (build/nbdcopy), RUNS (7), GEN (13), RAW (bench/out/server-cost),
 # DST_FILTERS (extra nbdkit options for the destination, e.g. "--filter=stats
 # statsfile=/dev/stderr"), SIZE (1G).
@@ -38,15 +39,18 @@ RIN=/${IN#"$D13ROOT"/}
 trap '[ -s "$IN/src.pid" ] && kill "$(cat "$IN/src.pid")"; rm -rf "$IN"' EXIT
 
 C13="chroot $D13ROOT"
+# -f: the source stays in this session (see bench/generations.sh).
 if [ "$GEN" = 13 ]; then
-  $C13 nbdkit -U "$RIN/src.sock" -P "$RIN/src.pid" -r pattern "size=$SIZE"
+  $C13 nbdkit -f -U "$RIN/src.sock" -P "$RIN/src.pid" -r pattern "size=$SIZE" &
   DST="$C13 nbdkit -f -U {rsock} $DST_FILTERS memory size=$SIZE"
   REF="nbdcopy-1.22=$C13 nbdcopy --flush nbd+unix:///?socket=$RIN/src.sock nbd+unix:///?socket={rsock}"
 else
-  nbdkit -U "$IN/src.sock" -P "$IN/src.pid" -r pattern "size=$SIZE"
+  nbdkit -f -U "$IN/src.sock" -P "$IN/src.pid" -r pattern "size=$SIZE" &
   DST="nbdkit -f -U {sock} $DST_FILTERS memory size=$SIZE"
   REF="nbdcopy-1.14=/usr/bin/nbdcopy --flush nbd+unix:///?socket=$IN/src.sock nbd+unix:///?socket={sock}"
 fi
+while [ ! -s "$IN/src.pid" ] || [ ! -S "$IN/src.sock" ]; do sleep 0.05; done
+while [ ! -s "$IN/src.pid" ] || [ ! -S "$IN/src.sock" ]; do sleep 0.05; done
 SRC="nbd+unix:///?socket=$IN/src.sock"
 VARIANTS=("$@")
 [ ${#VARIANTS[@]} -gt 0 ] ||
@@ -69,7 +73,11 @@ python3 - "$RAW/gen$GEN.json" <<'EOF'
 import json, statistics, sys
 res = json.load(open(sys.argv[1]))["results"]
 keys = ["wall", "cpu", "server_cpu", "server_minflt", "server_nvcsw", "server_nivcsw",
-        "nvcsw", "nivcsw", "also_cpu"]
+        "nvcsw", "nivcsw", "also_cpu", "floor", "wall/floor"]
+for samples in res.values():
+    for s in samples:  # two cores: half of the CPU that the copy and its servers need
+        s["floor"] = (s["cpu"] + s["server_cpu"] + s["also_cpu"]) / 2
+        s["wall/floor"] = s["wall"] / s["floor"]
 print("| command | " + " | ".join(keys) + " |")
 print("|---|" + "---:|" * len(keys))
 for name, samples in res.items():
