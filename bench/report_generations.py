@@ -168,6 +168,12 @@ def main(argv):
         out += ["```sh"] + [f"# source: {s}" for s in wl["servers"]]
         out += [f"# {label}: {cmd}" for label, cmd in wl["cmds"].items()] + ["```", ""]
         out += table(w, wl) + [""] + targets(w, wl) + [""]
+    # The section of the page (bench/generations.md) ends with the reading written by hand.
+    here = os.path.dirname(os.path.abspath(__file__))
+    reading = os.path.join(here, "generations-reading.md")
+    if os.path.dirname(os.path.abspath(out_path)) == here and os.path.exists(reading):
+        with open(reading) as f:
+            out += [f.read().rstrip()]
     text = "\n".join(out)
     with open(out_path, "w") as f:
         f.write(text + "\n")
