@@ -10,6 +10,7 @@ Writes OUT.md and prints it.
 """
 import json
 import os
+import re
 import statistics
 import sys
 
@@ -148,17 +149,30 @@ def targets(w, wl):
     return lines
 
 
+def tidy(text, root):
+    """Commands as a reader would type them: the scratch directory as $IN (inside the root:
+    $RIN), the root as $D13ROOT, this checkout's paths relative to it."""
+    text = re.sub(r"/tmp/nbdcopy-generations\.\w+", "$RIN", text)
+    if root:
+        text = text.replace(root + "$RIN", "$IN").replace(root, "$D13ROOT")
+    return text.replace(os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + "/", "")
+
+
 def main(argv):
     raw = argv[1]
     out_path = argv[2] if len(argv) > 2 else os.path.join(raw, "generations.md")
     # (bench/generations.sh passes bench/generations.md only for a full run of all of them.)
     versions = (read(os.path.join(raw, "versions"), "") or "").strip()
+    root = next((line.split(": ", 1)[1] for line in versions.splitlines()
+                 if line.startswith("root: ")), "")
     out = ["## Both generations of peers, against the floor (issue 44)", "",
            "`bench/generations.sh` (every command of a workload in the same alternating "
            "rounds, `bench/floor_rounds.py --rotate`); `bench/report_generations.py` made "
            "these tables. floor = max(a qemu-nbd's main thread, (copier + servers) CPU / 2), "
            "median over the rounds; *ours / this* is the median of the rounds' ratios, ours "
-           "of the same generation over the row's command (below 1: ours is faster).", "",
+           "of the same generation over the row's command (below 1: ours is faster). In the "
+           "commands, `$IN` is the scratch directory in the root, `$RIN` the same seen from "
+           "inside it, `{sock}`/`{rsock}` a run's own socket.", "",
            "```", versions, "```", ""]
     for w, what in WORKLOADS.items():
         wl = load(raw, w)
@@ -166,7 +180,8 @@ def main(argv):
             continue
         out += [f"### {w}: {what}", "", f"Size {wl['size']} MiB.", ""]
         out += ["```sh"] + [f"# source: {s}" for s in wl["servers"]]
-        out += [f"# {label}: {cmd}" for label, cmd in wl["cmds"].items()] + ["```", ""]
+        out += [f"# {label}: {tidy(cmd, root)}" for label, cmd in wl["cmds"].items()]
+        out += ["```", ""]
         out += table(w, wl) + [""] + targets(w, wl) + [""]
     # The section of the page (bench/generations.md) ends with the reading written by hand.
     here = os.path.dirname(os.path.abspath(__file__))
