@@ -13,6 +13,7 @@ set(unit_feature_suites
   option OptionChecksTest CommandLineTest OptionTableTest GetoptReadingTest HelpTextTest OptionNumbersParseNumberTest OptionNumbersParseSizeTest
          OptionNumbersFormatSizeTest OptionNumbersQuotedTest RateLimiterTest -
   tls NbdTlsTest -
+  ssh SshUriTest -
   json ReportTest JobOutputTest -)
 set(feature "")
 foreach(word ${unit_feature_suites})
