@@ -90,9 +90,11 @@ bool Bookkeeper::ReadKept(const Piece& piece, uint64_t offset, std::span<const s
   return true;
 }
 
-Status Bookkeeper::Rescue(Endpoint& source, uint64_t offset, std::span<std::byte> data,
-                          Status failed) {
-  if (books_.lost_ == nullptr || !IsUnreadable(failed)) return failed;
+Status Bookkeeper::Rescue(Endpoint& source, const Piece& piece, uint64_t offset,
+                          std::span<std::byte> data, Status failed) {
+  if (books_.lost_ == nullptr || piece.kind == PieceKind::kHashOnly || !IsUnreadable(failed)) {
+    return failed;
+  }
   return SalvageRead(source, offset, data, failed.error_number(), *books_.lost_);
 }
 

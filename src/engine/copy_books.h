@@ -125,13 +125,16 @@ class Bookkeeper {
   void TakeCompletions(std::vector<Completion>* completions) {
     if (returns_) returns_->Take(completions);
   }
-  // A read of `data` at offset from `source` failed (`failed`): with
-  // --salvage and an unreadable failure (engine/salvage.h), data is read
-  // again around what cannot be, which becomes zeroes and a lost range,
-  // and OK is returned: the loop goes on with data as read. Otherwise (or
-  // when a read while narrowing fails otherwise) a failure, as `failed`.
-  [[nodiscard]] Status Rescue(Endpoint& source, uint64_t offset, std::span<std::byte> data,
-                              Status failed);
+  // A read of `data` at offset, of `piece`, from `source` failed
+  // (`failed`): with --salvage and an unreadable failure
+  // (engine/salvage.h), data is read again around what cannot be, which
+  // becomes zeroes and a lost range, and OK is returned: the loop goes on
+  // with data as read. Otherwise (or when a read while narrowing fails
+  // otherwise) a failure, as `failed`. A hash-only piece is never rescued:
+  // the destination holds that range from an earlier run, and zeroes in
+  // the digest (or a bad area over it in the mapfile) would be false.
+  [[nodiscard]] Status Rescue(Endpoint& source, const Piece& piece, uint64_t offset,
+                              std::span<std::byte> data, Status failed);
   // A piece that reads as zeroes (kZero, kHashAsZero): into the checksum.
   // REQUIRES piece.offset is a multiple of the checksum's block.
   void Zeroes(const Piece& piece);

@@ -83,6 +83,10 @@ uint64_t LostRanges::reads() const {
 namespace {
 
 constexpr uint64_t kDefaultSector = 512;
+// A failed range of at most this many sectors is scraped, not split: a
+// bad area costs 1.25 reads a sector instead of bisection's 2, an
+// isolated bad sector a few reads more.
+constexpr uint64_t kScrapeSectors = 8;
 
 // One failed request narrowed (salvage.h): the runs it lost, in order.
 class Narrowing {
@@ -128,18 +132,31 @@ class Narrowing {
       if (!IsUnreadable(status)) return status;
       error_number = status.error_number();
     }
-    // Split on a sector boundary near the middle; one sector is lost whole.
-    uint64_t middle = (begin + (end - begin) / 2) / sector_ * sector_;
-    if (middle <= begin) middle = (begin / sector_ + 1) * sector_;
-    if (middle >= end) {
+    // A few sectors are read one by one (scraped); more are split on a
+    // sector boundary near the middle.
+    if ((end - 1) / sector_ == begin / sector_) {  // one sector, known to fail
       Lose(begin, end, error_number);
       return Status::Ok();
     }
+    if (end - begin <= kScrapeSectors * sector_) return Scrape(begin, end);
+    const uint64_t middle = (begin + (end - begin) / 2) / sector_ * sector_;
     const size_t lost_before = runs_.size();
     if (Status status = Narrow(begin, middle, false, error_number); !status.ok()) return status;
     // The left half read whole: the failure is in the right half.
     const bool right_fails = runs_.size() == lost_before;
     return Narrow(middle, end, right_fails, error_number);
+  }
+
+  // Each sector of [begin, end) read alone; one that fails is lost.
+  Status Scrape(uint64_t begin, uint64_t end) {
+    for (uint64_t at = begin; at < end;) {
+      const uint64_t next = std::min(end, (at / sector_ + 1) * sector_);
+      Status status = ReadAt(at, buffer_.subspan(at - offset_, next - at));
+      if (!status.ok() && !IsUnreadable(status)) return status;
+      if (!status.ok()) Lose(at, next, status.error_number());
+      at = next;
+    }
+    return Status::Ok();
   }
 
   Status ReadAt(uint64_t begin, std::span<std::byte> into) {

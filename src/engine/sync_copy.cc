@@ -27,7 +27,7 @@ Status CopyReadingPiece(Endpoint& source, SyncWriter& writer, Bookkeeper& books,
     Result<size_t> got = source.Read(offset, chunk);
     ++writer.stats().requests;
     if (!got.ok()) {
-      if (Status status = books.Rescue(source, offset, chunk, got.status()); !status.ok()) {
+      if (Status status = books.Rescue(source, piece, offset, chunk, got.status()); !status.ok()) {
         return status;
       }
     }

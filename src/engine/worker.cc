@@ -222,7 +222,7 @@ bool Worker::Collect(std::vector<Completion>* completions) {
     if (!completion.status.ok() && i < reads && !Stopping()) {
       // (--salvage: the bytes that read, and zeroes; else the failure)
       Slot& slot = slots_[index];
-      completion.status = books_.Rescue(source_, slot.piece.offset,
+      completion.status = books_.Rescue(source_, slot.piece, slot.piece.offset,
                                         std::span(slot.buffer, slot.piece.length),
                                         std::move(completion.status));
     }
