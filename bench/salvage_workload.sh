@@ -31,10 +31,11 @@ mapfile_of() {
     printf '0x%x 0x%x +\n' "$pos" $((SIZE - pos))
   } >"$T/$name.map"
 }
-mapfile_of scattered $(python3 -c '
+mapfile -t scattered < <(python3 -c '
 import random
 r = random.Random(45)
 for s in sorted(r.sample(range(1 << 21), 100)): print(s * 512, 512)')
+mapfile_of scattered "${scattered[@]}"
 mapfile_of area64 "$((300 * 1048576 + 4096)) $((64 * 1048576))"
 
 nbdkit -U "$T/none.sock" -P "$T/none.pid" -r pattern size=1G
