@@ -7,7 +7,8 @@
 # with dd), one "unreadable" line per area with its exact offset and
 # length (an area over several requests is one line), the same ranges in
 # --json, the summary; --checksum is the rescued image's (sha256sum) and
-# an expected one fails as a mismatch (3); --verify compares the rest.
+# an expected one fails as a mismatch (3); --verify compares the rest; a
+# stream source is refused before anything is written.
 # labels: quick
 source "$(dirname "$0")/lib/lib.sh"
 
@@ -111,4 +112,8 @@ rc=0
 grep -qx "nbdcopy: --verify: $lost unreadable bytes were not compared" "$T/cmd.err" ||
     fail "--verify line missing: $(<"$T/cmd.err")"
 assert_same_file "$T/rescued.img" "$T/out.img" "--verify's copy"
+msg "a stream source is refused up front"
+expect_fail "$NBDCOPY" --salvage - "$T/new.img" </dev/null
+assert_err_contains "--salvage: -: a stream source cannot be read again around an unreadable range"
+[[ ! -e $T/new.img ]] || fail "the destination was created"
 msg PASS
