@@ -60,7 +60,8 @@ Worker::Worker(SharedCopy& shared, Endpoint& source, Endpoint& destination,
                         ? plan_.requests
                         : 1),
       slots_(max_requests_),
-      budget_(plan_.min_request_size, plan_.request_size, plan_.queue_size),
+      budget_(plan_.min_request_size, plan_.request_size, plan_.queue_size, Clock::now,
+              plan_.budget_gain),
       books_(shared.books, destination, opened_mid_copy),
       // The budget bounds the bytes in flight (one request may exceed it
       // alone): the queue holds one request at least (CopyPlan).

@@ -190,6 +190,7 @@ Status NbdEndpoint::ReadCapabilities(EndpointInfo* out) {
   }
   EndpointInfo& info = *out;
   info.ops_name = "nbd_ops";
+  info.served = true;
   info.size = static_cast<uint64_t>(size);
   info.read_only = nbd_is_read_only(h) == 1;
   info.efficient_zero = nbd_can_zero(h) == 1;
