@@ -14,7 +14,8 @@ set(unit_feature_suites
          OptionNumbersFormatSizeTest OptionNumbersQuotedTest RateLimiterTest -
   tls NbdTlsTest -
   ssh SshUriTest -
-  json ReportTest JobOutputTest -)
+  json ReportTest JobOutputTest -
+  salvage SalvageTest SalvageLostRangesTest SalvageEngineTest -)
 set(feature "")
 foreach(word ${unit_feature_suites})
   if(word STREQUAL "-")

@@ -190,6 +190,10 @@ Status WriteZeroBytes(Endpoint& endpoint, uint64_t offset, uint64_t length);
 // "<name>: <op> at offset <offset> length <length>: <why>"
 Status IoError(const std::string& name, const char* op, uint64_t offset, uint64_t length,
                const std::string& why);
+// The same with why = strerror(error_number), which the Status remembers
+// (Status::error_number: --salvage tells an unreadable range by it).
+Status IoError(const std::string& name, const char* op, uint64_t offset, uint64_t length,
+               int error_number);
 
 }  // namespace nbdcopy
 

@@ -220,6 +220,13 @@ bool Worker::Collect(std::vector<Completion>* completions) {
       if (slot.pending == 0) FreeSlot(index);  // its operations ended before
       continue;
     }
+    if (!completion.status.ok() && i < reads && !Stopping()) {
+      // (--salvage: the bytes that read, and zeroes; else the failure)
+      Slot& slot = slots_[index];
+      completion.status = books_.Rescue(source_, slot.piece, slot.piece.offset,
+                                        std::span(slot.buffer, slot.piece.length),
+                                        std::move(completion.status));
+    }
     if (!completion.status.ok()) {
       slots_[index].ok = false;
       shared_.Fail(std::move(completion.status));
