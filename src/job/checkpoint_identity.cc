@@ -2,6 +2,7 @@
 // (checkpoint_file.h) and its messages. The text format and the file's
 // reading and writing are in checkpoint_file.cc.
 #include <algorithm>
+#include <sstream>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -54,7 +55,7 @@ Status CompareIdentity(const CheckpointIdentity& recorded, const CheckpointIdent
   const std::string& fa = recorded.fingerprint;
   const std::string& fb = now.fingerprint;
   if (fa.empty() || fb.empty()) return unknown("the source's content fingerprint", fa, fb);
-  if (fa != fb) {
+  if (!FingerprintsMatch(fa, fb)) {
     return refuse("the source's content differs from when the checkpoint was made (fingerprint " +
                   Shown(fa) + " then, " + Shown(fb) + " now)");
   }
@@ -80,6 +81,19 @@ Status CompareIdentity(const CheckpointIdentity& recorded, const CheckpointIdent
                   SettingsDifference(recorded.settings, now.settings));
   }
   return Status::Ok();
+}
+
+bool FingerprintsMatch(const std::string& a, const std::string& b) {
+  if (a == b) return true;
+  const size_t colon = a.find("/each:");
+  if (colon == std::string::npos || a.compare(0, colon + 6, b, 0, colon + 6) != 0) return false;
+  std::istringstream left(a.substr(colon + 6)), right(b.substr(colon + 6));
+  std::string x, y;
+  while (std::getline(left, x, ',')) {
+    if (!std::getline(right, y, ',')) return false;
+    if (x != "-" && y != "-" && x != y) return false;
+  }
+  return !std::getline(right, y, ',');
 }
 
 }  // namespace nbdcopy
