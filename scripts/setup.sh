@@ -26,6 +26,7 @@ $demo || packages+=(
   openssh-server netcat-openbsd  # a local sshd and the remote nc of nbd+ssh:// (tests)
   xfsprogs btrfs-progs e2fsprogs  # file systems that share blocks (reflink tests), filefrag
   clang-14 libclang-rt-14-dev libfuzzer-14-dev llvm-14  # sanitizers, fuzzing, symbolized reports
+  debootstrap  # the Debian 13 root of scripts/debian13.sh
 )
 missing=()
 for package in "${packages[@]}"; do

@@ -42,8 +42,12 @@ completion=$P/${bc_dir#"$bc_prefix"/}/nbdcopy
 
 # complete WORDS...: what the completion offers for the last word, one per
 # line, sorted; loaded by bash-completion's loader from the prefix only.
+# bash-completion 2.12 and later (Debian 13) look in their own
+# directory (/usr/share/bash-completion/completions, where libnbd-bin puts
+# its nbdcopy completion) before XDG_DATA_DIRS, 2.11 (Debian 12) after it:
+# the prefix is named as the user's directory, which both look in first.
 complete_words() {
-    (cd "$T" && XDG_DATA_DIRS=$P/share BASH_COMPLETION_USER_DIR=$T/none \
+    (cd "$T" && XDG_DATA_DIRS=$P/share BASH_COMPLETION_USER_DIR=$P/share/bash-completion \
         bash --norc --noprofile -c '
             source "$1"; shift
             __load_completion nbdcopy || exit 3

@@ -90,10 +90,11 @@ read_percents() {
     fi
 }
 
-# check_ok COPIER WHERE OUT: the percents rise, end at 100, and 100 comes once.
+# check_ok COPIER WHERE OUT [READ-AS]: the percents rise, end at 100, and
+# 100 comes once. READ-AS (default WHERE): terminal reads OUT frame by frame.
 check_ok() {
     local what="$1 ($2)" out=$3 prev=-1 p hundreds=0
-    read_percents "$2" "$out" || fail "$what: frames Forklift cannot read"
+    read_percents "${4:-$2}" "$out" || fail "$what: frames Forklift cannot read"
     local count=${#PERCENTS[@]}
     ((count >= 3)) || fail "$what: only $count frames: $(tr '\r' '\n' <"$out")"
     for p in "${PERCENTS[@]}"; do
@@ -109,7 +110,7 @@ check_ok() {
 
 check_failed() {
     local what="$1 ($2)" out=$3 last p
-    read_percents "$2" "$out" || fail "$what: frames Forklift cannot read"
+    read_percents "${4:-$2}" "$out" || fail "$what: frames Forklift cannot read"
     last=$LAST
     [[ -n $last ]] || fail "$what: no frame before the failure"
     ((last < 100)) || fail "$what: a failed copy's last frame says $last%"
@@ -143,12 +144,21 @@ if [[ -x $reference ]]; then
     else
         msg "reference nbdcopy $version writes its bar to /dev/tty, not stderr: terminal case only"
     fi
+    # libnbd 1.22's nbdcopy draws the same carriage-return frames into a
+    # pipe or a file as on a terminal (one line in all, ended at 100%):
+    # Forklift, splitting lines, would see a single percent per copy. Its
+    # frames are read as frames there, and the carriage returns asserted,
+    # the difference from ours (one line a frame off a terminal).
     for where in "${wheres[@]}"; do
         msg "reference, stderr a $where"
         run_case "$reference" ref "$where" ok "$T/ref-$where.txt"
-        check_ok reference "$where" "$T/ref-$where.txt"
+        if [[ $where != terminal ]]; then
+            grep -q $'\r' "$T/ref-$where.txt" ||
+                fail "reference ($where): no carriage returns: the frames are lines now, read them so"
+        fi
+        check_ok reference "$where" "$T/ref-$where.txt" terminal
         run_case "$reference" ref "$where" fail "$T/ref-$where-fail.txt"
-        check_failed reference "$where" "$T/ref-$where-fail.txt"
+        check_failed reference "$where" "$T/ref-$where-fail.txt" terminal
     done
 else
     msg "no $reference: the reference runs are skipped"

@@ -457,6 +457,37 @@ expect_one_line_failure() {
     [[ $ERR != *$'\n'* ]] || fail "more than one line on stderr: $ERR"
 }
 
+# libnbd_at_least MAJOR.MINOR: whether the libnbd the binary runs on (its
+# --version's second line, "libnbd 1.22.2") is that version or newer.
+# Where libnbd's own behaviour changed (Debian 12 has 1.14, Debian 13
+# 1.22), a test asserts each version's.
+libnbd_at_least() {
+    if [[ -z ${LIBNBD_VERSION:-} ]]; then
+        local line
+        while read -r line; do
+            [[ $line == "libnbd "* ]] && LIBNBD_VERSION=${line#libnbd } && break
+        done < <("$NBDCOPY" --version)
+        [[ -n ${LIBNBD_VERSION:-} ]] || fail "no 'libnbd X.Y.Z' line in $NBDCOPY --version"
+    fi
+    local want_major=${1%%.*} want_minor=${1#*.} major minor
+    IFS=. read -r major minor _ <<<"$LIBNBD_VERSION"
+    ((major > want_major || (major == want_major && minor >= want_minor)))
+}
+
+# require_extended_headers URI: skip unless the server at URI and the
+# libnbd we run on negotiate extended headers (64-bit requests and block
+# status: qemu >= 8.2 with libnbd >= 1.18, so Debian 13 and not Debian 12).
+# nbdinfo's first line says "protocol: newstyle-fixed without TLS, using
+# extended packets" then ("structured packets" without them).
+require_extended_headers() {
+    require_cmd nbdinfo
+    local info
+    info=$(nbdinfo --no-content "$1") || fail "nbdinfo $1 failed"
+    PROTOCOL_LINE=${info%%$'\n'*}
+    [[ $PROTOCOL_LINE == *"using extended packets"* ]] ||
+        skip "this server and libnbd do not negotiate extended headers (nbdinfo: $PROTOCOL_LINE; they need qemu >= 8.2 and libnbd >= 1.18)"
+}
+
 # ---------------------------------------------------------------------------
 # Loop devices.
 require_root_loop() {
