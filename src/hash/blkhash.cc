@@ -151,7 +151,11 @@ void SequentialBlkhash::Data(std::span<const std::byte> data) {
   length_ += data.size();
   if (!partial_.empty()) {
     size_t n = std::min<size_t>(block - partial_.size(), data.size());
-    partial_.insert(partial_.end(), data.begin(), data.begin() + n);
+    // resize + copy rather than insert(end, first, last): GCC 14 -O2 reports
+    // a false -Wstringop-overflow in vector's range insert here.
+    const size_t held = partial_.size();
+    partial_.resize(held + n);
+    std::copy_n(data.begin(), n, partial_.begin() + static_cast<std::ptrdiff_t>(held));
     data = data.subspan(n);
     if (partial_.size() < block) return;
     hash_.AddData(next_index_++, partial_);
