@@ -3,11 +3,14 @@
 // read data become zero operations, or nothing when the destination
 // already reads as zeroes; the rest is written. Zero detection runs in
 // plan.sparse_size blocks, only where the destination zeroes cheaply.
-// With --allocated a read is written as it was read, its zero blocks
-// included, as libnbd's nbdcopy does (the destination ends up allocated
-// either way, and one write replaces a write and a zero per zero block);
-// only a read that is zero from end to end (a preallocated image's zeroes)
-// becomes one allocated zero request instead of its bytes on the wire.
+// With --allocated, when the source's extents say where its holes are
+// (not --no-extents, and no map is skipped as costly under --allocated), a
+// read is written as it was read, its zero blocks included, as libnbd's
+// nbdcopy does (the destination ends up allocated either way, and one
+// write replaces a write and a zero per zero block); only a read that is
+// zero from end to end (a preallocated image's zeroes) becomes one
+// allocated zero request instead of its bytes on the wire. Without
+// extents, zero detection still keeps holes off the wire.
 #ifndef NBDCOPY_ENGINE_PIECE_POLICY_H_
 #define NBDCOPY_ENGINE_PIECE_POLICY_H_
 
@@ -26,7 +29,7 @@ class PiecePolicy {
  public:
   PiecePolicy(const CopyPlan& plan, const EndpointInfo& destination)
       : skip_zeroes_(plan.skip_zero_ranges),
-        whole_reads_(plan.allocated),
+        whole_reads_(plan.allocated && plan.use_extents && !plan.skip_costly_maps),
         zero_granule_(destination.efficient_zero ? plan.sparse_size : 0) {}
 
   // A zero piece of the plan (a hole or zero extent of the source).
