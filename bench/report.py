@@ -598,7 +598,12 @@ def main():
             md += ["![throughput vs --queue-size](bench-queue-size.png)", ""]
         md += sweep_table("queue-size", q_xs, sweeps, " MiB") + [""]
         md += report_budget.section(sweeps, results, blist, confirms)
-    # Hand-written reading of the figures: what bounds the targets not met.
+    # Both generations of peers (bench/generations.sh, its own run; report_generations.py
+    # writes this section) and the hand-written reading of the figures.
+    generations = os.path.join(os.path.dirname(os.path.abspath(__file__)), "generations.md")
+    if os.path.exists(generations) and meta.get("quick") != "1":
+        with open(generations) as f:
+            md += [f.read().rstrip(), ""]
     analysis = os.path.join(os.path.dirname(os.path.abspath(__file__)), "analysis.md")
     if os.path.exists(analysis) and meta.get("quick") != "1":
         with open(analysis) as f:

@@ -20,7 +20,7 @@ modes=("$@")
 # end-to-end tests with several connections or workers, or signals
 # arriving mid-copy, reconnects (--retry), helper connections that fail to
 # open, and checkpoints.
-tsan_tests='^unit_tests$|^(engine-multi-conn|option-rate|retry-drop-source|retry-drop-destination|option-connections|copy-nbd-to-nbd|engine-failures|blkhash-copy-then-checksum|verify-passes|signals-interrupt|engine-costly-extents|retry-helper-connection-fails|checksum-reads-out-of-order)$'
+tsan_tests='^unit_tests$|^(engine-multi-conn|option-rate|retry-drop-source|retry-drop-destination|option-connections|copy-nbd-to-nbd|engine-failures|blkhash-copy-then-checksum|verify-passes|signals-interrupt|engine-costly-extents|retry-helper-connection-fails|checksum-reads-out-of-order|salvage-nbd-bad-areas)$'
 
 reports=$(mktemp -d /tmp/sanitizer-reports.XXXXXX)
 trap 'rm -rf "$reports"' EXIT

@@ -23,6 +23,7 @@ $demo || packages+=(
   nbd-server  # a third NBD server for the retry/reconnect matrix (tests)
   gddrescue  # ddrescuelog reads the --checkpoint mapfile (tests)
   strace  # the system calls a copy makes (tests: copy-file-to-file-truncate)
+  openssh-server netcat-openbsd  # a local sshd and the remote nc of nbd+ssh:// (tests)
   xfsprogs btrfs-progs e2fsprogs  # file systems that share blocks (reflink tests), filefrag
   clang-14 libclang-rt-14-dev libfuzzer-14-dev llvm-14  # sanitizers, fuzzing, symbolized reports
 )

@@ -13,7 +13,9 @@ set(unit_feature_suites
   option OptionChecksTest CommandLineTest OptionTableTest GetoptReadingTest HelpTextTest OptionNumbersParseNumberTest OptionNumbersParseSizeTest
          OptionNumbersFormatSizeTest OptionNumbersQuotedTest RateLimiterTest -
   tls NbdTlsTest -
-  json ReportTest JobOutputTest -)
+  ssh SshUriTest -
+  json ReportTest JobOutputTest -
+  salvage SalvageTest SalvageLostRangesTest SalvageEngineTest -)
 set(feature "")
 foreach(word ${unit_feature_suites})
   if(word STREQUAL "-")

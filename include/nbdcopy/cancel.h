@@ -25,10 +25,14 @@ Status CancelledStatus();
 
 // A copy that ended with a digest other than the one expected.
 inline constexpr int kExitDigestMismatch = 3;
+// A copy that finished with unreadable source ranges written as zeroes
+// (--salvage): a rescued image, not a copy.
+inline constexpr int kExitUnreadable = 4;
 
 // The exit status for a run that ended with `status`: 0 on success,
 // 128 + signal after a cancel (130 SIGINT, 143 SIGTERM, 129 SIGHUP),
-// kExitDigestMismatch for Status::DigestMismatch, else 1.
+// kExitDigestMismatch for Status::DigestMismatch, kExitUnreadable for
+// Status::Unreadable, else 1.
 int ExitStatusFor(const Status& status);
 
 // Installs the handlers: SIGINT, SIGTERM and SIGHUP call RequestCancel (a

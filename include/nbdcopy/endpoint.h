@@ -76,6 +76,9 @@ struct EndpointInfo {
   bool can_multi_conn = false;  // several connections share one cache
   bool reads_as_zero = false;   // every byte currently reads as zero
   bool overlapped_io = false;   // Start* returns before the I/O is done
+  // Another process does its I/O (an NBD server), and its threads sleep
+  // whenever its queue of our requests runs dry.
+  bool served = false;
   // Overlapped endpoints: writes shorter than this run inline in StartWrite
   // (where handing them over costs more than doing them).
   uint32_t inline_writes_below = 0;
@@ -187,6 +190,10 @@ Status WriteZeroBytes(Endpoint& endpoint, uint64_t offset, uint64_t length);
 // "<name>: <op> at offset <offset> length <length>: <why>"
 Status IoError(const std::string& name, const char* op, uint64_t offset, uint64_t length,
                const std::string& why);
+// The same with why = strerror(error_number), which the Status remembers
+// (Status::error_number: --salvage tells an unreadable range by it).
+Status IoError(const std::string& name, const char* op, uint64_t offset, uint64_t length,
+               int error_number);
 
 }  // namespace nbdcopy
 

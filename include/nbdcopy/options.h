@@ -70,6 +70,10 @@ struct Options {
   // --retry=N: an NBD connection given by URI that dies is re-established
   // up to N times for each loss; 0 keeps a dropped connection fatal.
   unsigned retry = 0;
+  // --salvage: a read the source fails as unreadable (EIO...) is narrowed
+  // to the sectors that fail, written as zeroes and reported; the job
+  // then ends with its own exit status (engine/salvage.h).
+  bool salvage = false;
 
   // Each operand is its words: one word, or "[", CMD, ARGS..., "]".
   std::vector<std::string> source;

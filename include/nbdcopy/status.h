@@ -15,8 +15,15 @@ class [[nodiscard]] Status {
   Status() = default;  // OK
   static Status Ok() { return Status(); }
   static Status Error(std::string message) { return Status(std::move(message)); }
-  // "<what>: <strerror(error_number)>".
+  // "<what>: <strerror(error_number)>", remembering error_number.
   static Status FromErrno(const std::string& what, int error_number);
+  // A message that ends in the OS's or server's reason, remembering its
+  // errno (what --salvage asks of a failed read).
+  static Status ErrorWithErrno(std::string message, int error_number) {
+    Status status(std::move(message));
+    status.error_number_ = error_number;
+    return status;
+  }
   // The copy ended, but its digest is not the one expected
   // (--checksum=ALGO:HEX): an exit status of its own (kExitDigestMismatch).
   static Status DigestMismatch(std::string message) {
@@ -27,6 +34,17 @@ class [[nodiscard]] Status {
 
   bool ok() const { return !failed_; }
   bool digest_mismatch() const { return digest_mismatch_; }
+  // The copy ended with every byte written, but some of the source could
+  // not be read and was written as zeroes (--salvage): an exit status of
+  // its own (kExitUnreadable).
+  static Status Unreadable(std::string message) {
+    Status status(std::move(message));
+    status.unreadable_ = true;
+    return status;
+  }
+  bool unreadable() const { return unreadable_; }
+  // The errno of a failure that came from the OS or a server (0: none known).
+  int error_number() const { return error_number_; }
   const std::string& message() const { return message_; }
 
   // Returns a copy whose message is "<prefix>: <message>".
@@ -37,6 +55,8 @@ class [[nodiscard]] Status {
 
   bool failed_ = false;
   bool digest_mismatch_ = false;
+  bool unreadable_ = false;
+  int error_number_ = 0;
   std::string message_;
 };
 

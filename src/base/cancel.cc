@@ -65,7 +65,8 @@ int ExitStatusFor(const Status& status) {
   if (status.ok()) return 0;
   int signal_number = CancelSignal();
   if (signal_number != 0) return kExitSignalBase + signal_number;
-  return status.digest_mismatch() ? kExitDigestMismatch : kExitFailure;
+  if (status.digest_mismatch()) return kExitDigestMismatch;
+  return status.unreadable() ? kExitUnreadable : kExitFailure;
 }
 
 Status InstallCancelHandlers() {

@@ -17,7 +17,6 @@ constexpr std::string_view kHeader = R"(Usage: nbdcopy [OPTION...] SOURCE DESTIN
 Copy a disk image between NBD servers, files, block devices and pipes.
   SOURCE, DESTINATION := - | FILE | DEVICE | NBD-URI | [ CMD ARGS ... ]
   DESTINATION += null:      (put "--" before a "[ CMD ARGS ... ]" operand)
-
 )";
 constexpr std::string_view kFooter =
     "\nSizes take K, M, G or T (powers of 1024). More, and examples: man nbdcopy\n";

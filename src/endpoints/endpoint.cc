@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <bit>
 #include <cerrno>
+#include <cstring>
 #include <vector>
 
 namespace nbdcopy {
@@ -65,6 +66,13 @@ Status IoError(const std::string& name, const char* op, uint64_t offset, uint64_
                const std::string& why) {
   return Status::Error(
       fmt::format("{}: {} at offset {} length {}: {}", name, op, offset, length, why));
+}
+
+Status IoError(const std::string& name, const char* op, uint64_t offset, uint64_t length,
+               int error_number) {
+  return Status::ErrorWithErrno(IoError(name, op, offset, length, std::strerror(error_number))
+                                    .message(),
+                                error_number);
 }
 
 }  // namespace nbdcopy

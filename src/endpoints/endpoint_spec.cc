@@ -2,12 +2,14 @@
 
 #include <array>
 #include <string_view>
+#include <utility>
 
 namespace nbdcopy {
 
 bool LooksLikeNbdUri(const std::string& text) {
-  static constexpr std::array<std::string_view, 6> kSchemes = {
-      "nbd:", "nbds:", "nbd+unix:", "nbds+unix:", "nbd+vsock:", "nbds+vsock:"};
+  static constexpr std::array<std::string_view, 8> kSchemes = {
+      "nbd:",       "nbds:",       "nbd+unix:", "nbds+unix:",
+      "nbd+vsock:", "nbds+vsock:", "nbd+ssh:",  "nbds+ssh:"};
   for (std::string_view scheme : kSchemes) {
     if (text.starts_with(scheme)) return true;
   }
@@ -43,6 +45,11 @@ Result<EndpointSpec> ClassifyEndpoint(const std::vector<std::string>& words, Rol
     spec.kind = EndpointKind::kNull;
   } else if (LooksLikeNbdUri(spec.text)) {
     spec.kind = EndpointKind::kNbdUri;
+    if (IsSshUri(spec.text)) {
+      Result<SshUri> ssh = ParseSshUri(spec.text);
+      if (!ssh.ok()) return ssh.status().WithPrefix(DisplayName(spec));
+      spec.ssh = std::move(ssh).value();
+    }
   } else {
     spec.kind = EndpointKind::kLocalPath;
   }

@@ -4,9 +4,11 @@
 #ifndef NBDCOPY_ENDPOINT_SPEC_H_
 #define NBDCOPY_ENDPOINT_SPEC_H_
 
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "endpoints/ssh_uri.h"
 #include "nbdcopy/status.h"
 
 namespace nbdcopy {
@@ -18,11 +20,15 @@ struct EndpointSpec {
   EndpointKind kind = EndpointKind::kLocalPath;
   std::string text;               // the operand as typed (URI, path, "-", "null:")
   std::vector<std::string> argv;  // kCommand only: CMD ARGS without brackets
+  std::optional<SshUri> ssh;      // an nbd+ssh:// or nbds+ssh:// URI (kNbdUri), read and checked
 };
 
-// True for nbd:, nbds:, nbd+unix:, nbds+unix:, nbd+vsock:, nbds+vsock: URIs.
+// True for nbd:, nbds:, nbd+unix:, nbds+unix:, nbd+vsock:, nbds+vsock:,
+// nbd+ssh:, nbds+ssh: URIs.
 bool LooksLikeNbdUri(const std::string& text);
 
+// An ssh URI is read and checked here (ParseSshUri), so that one ssh would
+// misread is refused before anything runs: "URI: why".
 // REQUIRES words is one operand as produced by ParseCommandLine.
 Result<EndpointSpec> ClassifyEndpoint(const std::vector<std::string>& words, Role role);
 

@@ -87,7 +87,7 @@ Result<size_t> FileEndpoint::Read(uint64_t offset, std::span<std::byte> buffer) 
   while (done < buffer.size()) {
     ssize_t n = pread(fd_.get(), buffer.data() + done, buffer.size() - done, offset + done);
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return IoError(name_, "read", offset, buffer.size(), std::strerror(errno));
+    if (n < 0) return IoError(name_, "read", offset, buffer.size(), errno);
     if (n == 0) {
       return IoError(name_, "read", offset, buffer.size(), "unexpected end of file");
     }
@@ -99,7 +99,7 @@ Result<size_t> FileEndpoint::Read(uint64_t offset, std::span<std::byte> buffer) 
 Status FileEndpoint::Write(uint64_t offset, std::span<const std::byte> data) {
   if (direct_fd_.valid()) return WriteDirect(offset, data);
   if (int error = PwriteAll(fd_.get(), data, offset); error != 0) {
-    return IoError(name_, "write", offset, data.size(), std::strerror(error));
+    return IoError(name_, "write", offset, data.size(), error);
   }
   end_of_file_ = std::max(end_of_file_, offset + data.size());
   return Status::Ok();
@@ -136,7 +136,7 @@ Status FileEndpoint::Zero(uint64_t offset, uint64_t length, bool allocate) {
     // below the old end needs zeroing.
     uint64_t old_size = end_of_file_;
     if (ftruncate(fd_.get(), static_cast<off_t>(offset + length)) == -1) {
-      return IoError(name_, "zero", offset, length, std::strerror(errno));
+      return IoError(name_, "zero", offset, length, errno);
     }
     end_of_file_ = offset + length;
     if (offset >= old_size) return Status::Ok();
@@ -185,7 +185,7 @@ Status FileEndpoint::Extents(uint64_t offset, uint64_t length, std::vector<Exten
         return Status::Ok();
       }
       if (position > offset) return Status::Ok();  // Report what we have.
-      return IoError(name_, "extents", offset, length, std::strerror(errno));
+      return IoError(name_, "extents", offset, length, errno);
     }
     uint64_t data_start = static_cast<uint64_t>(data);
     if (data_start > position) {

@@ -138,7 +138,7 @@ void FileEndpoint::OnOpDone(AsyncOp* op, int result) {
   if (op->kind == AsyncOp::Kind::kZero) {
     if (result == 0) return Complete(op, Status::Ok());
     if (!IsUnsupportedMode(-result)) {
-      return Complete(op, IoError(name_, name, op->offset, op->length, std::strerror(-result)));
+      return Complete(op, IoError(name_, name, op->offset, op->length, -result));
     }
     // This mode is not there after all: remember, and fall back now.
     int mode = ZeroMode(op->allocate);
@@ -152,7 +152,7 @@ void FileEndpoint::OnOpDone(AsyncOp* op, int result) {
     return Complete(op, Zero(op->offset, op->length, op->allocate));
   }
   if (result < 0) {
-    return Complete(op, IoError(name_, name, op->offset, op->length, std::strerror(-result)));
+    return Complete(op, IoError(name_, name, op->offset, op->length, -result));
   }
   if (result == 0 && op->kind == AsyncOp::Kind::kRead) {
     return Complete(op, IoError(name_, name, op->offset, op->length, "unexpected end of file"));

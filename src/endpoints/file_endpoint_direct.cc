@@ -56,7 +56,7 @@ Status FileEndpoint::WriteDirect(uint64_t offset, std::span<const std::byte> dat
   // (A direct write to a block device transfers whole sectors, so what a
   // short one leaves stays aligned.)
   if (int error = PwriteAll(direct_fd_.get(), data, offset); error != 0) {
-    return IoError(name_, "write", offset, data.size(), std::strerror(error));
+    return IoError(name_, "write", offset, data.size(), error);
   }
   return Status::Ok();
 }
@@ -70,7 +70,7 @@ Status FileEndpoint::WriteThroughBounce(uint64_t offset, std::span<const std::by
   }
   void* memory = nullptr;
   if (posix_memalign(&memory, alignment, end - start) != 0) {
-    return IoError(name_, "write", offset, data.size(), std::strerror(ENOMEM));
+    return IoError(name_, "write", offset, data.size(), ENOMEM);
   }
   std::unique_ptr<std::byte, decltype(&std::free)> bounce(static_cast<std::byte*>(memory),
                                                           &std::free);
@@ -84,7 +84,7 @@ Status FileEndpoint::WriteThroughBounce(uint64_t offset, std::span<const std::by
       if (n < 0 && errno == EINTR) continue;
       if (n < 0) {
         return IoError(name_, "write", offset, data.size(),
-                       fmt::format("reading its first or last sector: {}", std::strerror(errno)));
+                       fmt::format("reading its first or last sector: {}", errno));
       }
       if (n == 0) return IoError(name_, "write", offset, data.size(), "unexpected end of device");
       got += static_cast<size_t>(n);
@@ -101,7 +101,7 @@ Status FileEndpoint::WriteThroughBounce(uint64_t offset, std::span<const std::by
   }
   std::memcpy(bounce.get() + (offset - start), data.data(), data.size());
   if (int error = PwriteAll(direct_fd_.get(), {bounce.get(), end - start}, start); error != 0) {
-    return IoError(name_, "write", offset, data.size(), std::strerror(error));
+    return IoError(name_, "write", offset, data.size(), error);
   }
   return Status::Ok();
 }

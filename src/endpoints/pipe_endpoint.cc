@@ -28,7 +28,7 @@ Result<size_t> PipeEndpoint::Read(uint64_t offset, std::span<std::byte> buffer) 
     if (CancelRequested()) return CancelledStatus();
     ssize_t n = read(fd_.get(), buffer.data() + done, buffer.size() - done);
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return IoError(name_, "read", offset, buffer.size(), std::strerror(errno));
+    if (n < 0) return IoError(name_, "read", offset, buffer.size(), errno);
     if (n == 0) break;
     done += static_cast<size_t>(n);
   }
@@ -52,7 +52,7 @@ Status PipeEndpoint::Write(uint64_t offset, std::span<const std::byte> data) {
     if (CancelRequested()) return CancelledStatus();
     ssize_t n = write(fd_.get(), data.data() + done, data.size() - done);
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return IoError(name_, "write", offset, data.size(), std::strerror(errno));
+    if (n < 0) return IoError(name_, "write", offset, data.size(), errno);
     done += static_cast<size_t>(n);
   }
   position_ += done;

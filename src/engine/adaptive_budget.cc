@@ -7,8 +7,9 @@
 namespace nbdcopy {
 
 AdaptiveBudget::AdaptiveBudget(uint64_t min_request, uint64_t max_request, uint64_t limit,
-                               NowFunction now)
+                               NowFunction now, double gain)
     : now_(std::move(now)),
+      gain_(gain),
       min_request_(min_request),
       max_request_(max_request),
       limit_(limit),
@@ -114,7 +115,7 @@ void AdaptiveBudget::EndWindow(Clock::time_point now) {
   if (TrialWindow(window_rate)) return;
   window_rates_[next_window_++ % window_rates_.size()] = window_rate;
   double product = rate() * std::chrono::duration<double>(round_trip_).count();
-  uint64_t wanted = static_cast<uint64_t>(kGain * product);
+  uint64_t wanted = static_cast<uint64_t>(gain_ * product);
   unit_ = std::clamp<uint64_t>(std::bit_floor(std::max<uint64_t>(wanted / kRequestsPerBudget, 1)),
                                min_request_, max_request_);
   // Whole requests: a budget of 1.9 requests would admit only one.

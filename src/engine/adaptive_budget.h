@@ -5,7 +5,8 @@
 // The budget is the pipeline's bandwidth-delay product with headroom: the
 // best recent delivery rate (bytes of requests finished per second) times
 // the unloaded round trip of one request (read to last write, measured on
-// requests that started with nothing else in flight), times kGain. A
+// requests that started with nothing else in flight), times the gain
+// (kGain, or the plan's: see CopyPlan::budget_gain). A
 // budget too small to fill the pipeline shows as a rate that grows with
 // it, so it doubles each window until the rate stops following; queueing
 // beyond that inflates latency but not the unloaded round trip, so the
@@ -67,7 +68,7 @@ class AdaptiveBudget {
   // less than one request: then every request runs alone). now: the clock
   // that times the requests.
   AdaptiveBudget(uint64_t min_request, uint64_t max_request, uint64_t limit,
-                 NowFunction now = Clock::now);
+                 NowFunction now = Clock::now, double gain = kGain);
   AdaptiveBudget(uint64_t request_size, uint64_t limit)
       : AdaptiveBudget(request_size, request_size, limit) {}
 
@@ -109,6 +110,7 @@ class AdaptiveBudget {
   bool TrialWindow(double window_rate);
 
   const NowFunction now_;
+  const double gain_;  // the budget over the bandwidth-delay product
   // Requests are within these; the trial may close them to one size.
   uint64_t min_request_;
   uint64_t max_request_;

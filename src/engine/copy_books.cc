@@ -8,13 +8,14 @@ namespace nbdcopy {
 
 CopyBooks::CopyBooks(const CopyPlan& plan, ProgressSink& progress, Blkhash* blkhash,
                      SequentialBlkhash* sequential, Checkpointer* checkpointer,
-                     OrderedChecksum* checksum)
+                     OrderedChecksum* checksum, LostRanges* lost)
     : plan_(plan),
       progress_(progress),
       blkhash_(blkhash),
       sequential_(sequential),
       checkpointer_(checkpointer),
-      checksum_(checksum) {
+      checksum_(checksum),
+      lost_(lost) {
   if (plan.rate > 0) rate_.emplace(plan.rate);
 }
 
@@ -87,6 +88,14 @@ bool Bookkeeper::ReadKept(const Piece& piece, uint64_t offset, std::span<const s
   if (!FeedBlkhash(piece, offset, data) || books_.checksum_ == nullptr) return false;
   books_.checksum_->AddData(offset, data, returns_.get(), tag);
   return true;
+}
+
+Status Bookkeeper::Rescue(Endpoint& source, const Piece& piece, uint64_t offset,
+                          std::span<std::byte> data, Status failed) {
+  if (books_.lost_ == nullptr || piece.kind == PieceKind::kHashOnly || !IsUnreadable(failed)) {
+    return failed;
+  }
+  return SalvageRead(source, offset, data, failed.error_number(), *books_.lost_);
 }
 
 void Bookkeeper::Zeroes(const Piece& piece) {

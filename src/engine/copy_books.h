@@ -24,6 +24,7 @@
 #include "engine/checkpointer.h"
 #include "engine/progress_sink.h"
 #include "engine/rate_limiter.h"
+#include "engine/salvage.h"
 #include "hash/blkhash.h"
 #include "hash/ordered_checksum.h"
 #include "nbdcopy/endpoint.h"
@@ -45,10 +46,12 @@ class CopyBooks {
   // image order (the synchronous engine). checksum: nullptr, or the plain
   // digest (--checksum), which keeps a loop's read buffers until it has
   // hashed them (Bookkeeper::ReadKept). checkpointer: nullptr, or what
-  // records the done ranges. All must outlive the books.
+  // records the done ranges. lost: nullptr, or the record of what
+  // --salvage could not read (Bookkeeper::Rescue). All must outlive the
+  // books.
   CopyBooks(const CopyPlan& plan, ProgressSink& progress, Blkhash* blkhash,
             SequentialBlkhash* sequential, Checkpointer* checkpointer,
-            OrderedChecksum* checksum = nullptr);
+            OrderedChecksum* checksum = nullptr, LostRanges* lost = nullptr);
 
   // The copy failed: progress counts nothing more (no 100 % for it), but
   // ranges done still become durable at the last checkpoint; the checksum
@@ -76,6 +79,7 @@ class CopyBooks {
   SequentialBlkhash* const sequential_;
   Checkpointer* const checkpointer_;
   OrderedChecksum* const checksum_;
+  LostRanges* const lost_;
   std::optional<RateLimiter> rate_;  // --rate
   std::atomic<bool> counting_{true};
 };
@@ -121,6 +125,16 @@ class Bookkeeper {
   void TakeCompletions(std::vector<Completion>* completions) {
     if (returns_) returns_->Take(completions);
   }
+  // A read of `data` at offset, of `piece`, from `source` failed
+  // (`failed`): with --salvage and an unreadable failure
+  // (engine/salvage.h), data is read again around what cannot be, which
+  // becomes zeroes and a lost range, and OK is returned: the loop goes on
+  // with data as read. Otherwise (or when a read while narrowing fails
+  // otherwise) a failure, as `failed`. A hash-only piece is never rescued:
+  // the destination holds that range from an earlier run, and zeroes in
+  // the digest (or a bad area over it in the mapfile) would be false.
+  [[nodiscard]] Status Rescue(Endpoint& source, const Piece& piece, uint64_t offset,
+                              std::span<std::byte> data, Status failed);
   // A piece that reads as zeroes (kZero, kHashAsZero): into the checksum.
   // REQUIRES piece.offset is a multiple of the checksum's block.
   void Zeroes(const Piece& piece);

@@ -26,7 +26,11 @@ Status CopyReadingPiece(Endpoint& source, SyncWriter& writer, Bookkeeper& books,
     if (CancelRequested()) return CancelledStatus();
     Result<size_t> got = source.Read(offset, chunk);
     ++writer.stats().requests;
-    if (!got.ok()) return got.status();
+    if (!got.ok()) {
+      if (Status status = books.Rescue(source, piece, offset, chunk, got.status()); !status.ok()) {
+        return status;
+      }
+    }
     writer.stats().bytes_read += chunk.size();
     books.Read(piece, offset, chunk);
     if (piece.kind != PieceKind::kHashOnly) {

@@ -60,7 +60,8 @@ Worker::Worker(SharedCopy& shared, Endpoint& source, Endpoint& destination,
                         ? plan_.requests
                         : 1),
       slots_(max_requests_),
-      budget_(plan_.min_request_size, plan_.request_size, plan_.queue_size),
+      budget_(plan_.min_request_size, plan_.request_size, plan_.queue_size, Clock::now,
+              plan_.budget_gain),
       books_(shared.books, destination, opened_mid_copy),
       // The budget bounds the bytes in flight (one request may exceed it
       // alone): the queue holds one request at least (CopyPlan).
@@ -218,6 +219,13 @@ bool Worker::Collect(std::vector<Completion>* completions) {
       kept_bytes_ -= slot.piece.length;
       if (slot.pending == 0) FreeSlot(index);  // its operations ended before
       continue;
+    }
+    if (!completion.status.ok() && i < reads && !Stopping()) {
+      // (--salvage: the bytes that read, and zeroes; else the failure)
+      Slot& slot = slots_[index];
+      completion.status = books_.Rescue(source_, slot.piece, slot.piece.offset,
+                                        std::span(slot.buffer, slot.piece.length),
+                                        std::move(completion.status));
     }
     if (!completion.status.ok()) {
       slots_[index].ok = false;

@@ -37,6 +37,8 @@ bool Optional(size_t key) { return key == kSourceFile || key == kDestinationFile
 constexpr std::string_view kKeyPrefix = "nbdcopy-";
 constexpr std::string_view kStatusLineStatuses = "?*/-FG+";  // ddrescue's current_status
 constexpr std::string_view kBlockStatuses = "?*/-+";
+// The blocks ddrescue tried and could not read (whole or not yet narrowed).
+constexpr std::string_view kBadStatuses = "*/-";
 
 // The blanks, as ddrescuelog reads a mapfile (base/text_lexer.h).
 constexpr std::string_view kBlanks = kAllLineBlanks;
@@ -159,6 +161,7 @@ class Parser {
   uint64_t end_ = 0;                                     // where the blocks so far end
   std::vector<std::pair<uint64_t, size_t>> block_ends_;  // (end, line), to check the size
   RangeSet done_;
+  RangeSet bad_;
 };
 
 Status Parser::Comment(size_t number, std::string_view text) {
@@ -253,6 +256,7 @@ Status Parser::Block(size_t number, const std::vector<std::string_view>& words) 
     return LineError(number, "the block at " + Hex(*offset) + " ends past 2^64");
   }
   if (status == '+') done_.Add(*offset, *length);
+  if (kBadStatuses.find(status) != std::string_view::npos) bad_.Add(*offset, *length);
   end_ = *offset + *length;
   last_block_line_ = number;
   block_ends_.emplace_back(end_, number);
@@ -281,7 +285,7 @@ Result<CheckpointState> Parser::Finish(size_t last_line) {
     const size_t line = last_block_line_ ? last_block_line_ : status_line_;
     return LineError(line, "the blocks end at " + Hex(end_) + ", before" + size_text);
   }
-  return CheckpointState{std::move(identity_), std::move(done_)};
+  return CheckpointState{std::move(identity_), std::move(done_), std::move(bad_)};
 }
 
 // "--checkpoint=PATH: <what failed>: <strerror>" (or the step's words).
@@ -332,7 +336,8 @@ Result<std::optional<std::string>> ReadCheckpointFile(const std::string& path, F
 
 std::string EscapeCheckpointValue(std::string_view value) { return Escape(value); }
 
-std::string RenderCheckpoint(const CheckpointIdentity& identity, const RangeSet& done) {
+std::string RenderCheckpoint(const CheckpointIdentity& identity, const RangeSet& done,
+                             const RangeSet& bad) {
   const uint64_t size = identity.source_size;
   std::string blocks;
   std::optional<uint64_t> first_gap;
@@ -340,12 +345,20 @@ std::string RenderCheckpoint(const CheckpointIdentity& identity, const RangeSet&
     blocks += Hex(offset) + "  " + Hex(end - offset) + "  " + status + "\n";
     if (status == '?' && !first_gap) first_gap = offset;
   };
+  // Done and bad runs in order ('-' wins where both say), gaps '?'.
+  RangeSet finished = done;
+  finished.Remove(bad);
+  std::vector<std::pair<RangeSet::Range, char>> runs;
+  for (const RangeSet::Range& run : finished.Runs()) runs.emplace_back(run, '+');
+  for (const RangeSet::Range& run : bad.Runs()) runs.emplace_back(run, '-');
+  std::sort(runs.begin(), runs.end(),
+            [](const auto& a, const auto& b) { return a.first.offset < b.first.offset; });
   uint64_t position = 0;
-  for (const RangeSet::Range& run : done.Runs()) {
+  for (const auto& [run, status] : runs) {
     if (run.offset >= size) break;
     if (run.offset > position) block(position, run.offset, '?');
     position = std::min(run.end(), size);
-    block(run.offset, position, '+');
+    block(run.offset, position, status);
   }
   if (position < size) block(position, size, '?');
 

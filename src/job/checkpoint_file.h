@@ -17,7 +17,9 @@
 //   0x00100000     ?               1     (start of the first byte not done,
 //   #      pos        size  status        or the size and '+' when finished)
 //   0x00000000  0x00100000  +            (blocks covering [0, size) exactly,
-//   0x00100000  0x00100000  ?             '+' done, '?' not; never empty)
+//   0x00100000  0x00000200  -             '+' done, '?' not, '-' a bad area:
+//   0x00100200  0x000FFE00  ?             --salvage could not read it; never
+//                                         empty)
 // A zero-size image has no block lines (ddrescuelog then says "Nothing to
 // do; domain is empty." and exits 0; -D exits 0).
 //
@@ -68,13 +70,17 @@ struct CheckpointIdentity {
 struct CheckpointState {
   CheckpointIdentity identity;
   RangeSet done;  // the '+' blocks; within [0, identity.source_size)
+  // The bad areas: '-' blocks (--salvage's, and ddrescue's bad sectors)
+  // and ddrescue's '*' and '/' (failed, not narrowed yet); not done.
+  RangeSet bad;
   bool operator==(const CheckpointState&) const = default;
 };
 
 // The whole file's text (format above). Deterministic: the same arguments
-// give the same bytes. Bytes of `done` at or past identity.source_size are
-// ignored.
-std::string RenderCheckpoint(const CheckpointIdentity& identity, const RangeSet& done);
+// give the same bytes. Bytes of `done` and `bad` at or past
+// identity.source_size are ignored; bad wins over done.
+std::string RenderCheckpoint(const CheckpointIdentity& identity, const RangeSet& done,
+                             const RangeSet& bad = RangeSet());
 
 // A string as the file writes it (escaping above): one line, any bytes
 // recoverable. Also how messages should show a value.
@@ -105,6 +111,11 @@ Result<CheckpointState> ParseCheckpoint(std::string_view text, const std::string
 // both values, then "; remove PATH to copy from the start".
 Status CompareIdentity(const CheckpointIdentity& recorded, const CheckpointIdentity& now,
                        const std::string& path);
+
+// Whether two fingerprints name the same content: equal, or both of
+// --salvage's each-sample form (SourceFingerprint) with every sample both
+// runs could read equal.
+bool FingerprintsMatch(const std::string& a, const std::string& b);
 
 // Replaces the file at path atomically and durably through `files`
 // (FileSystem::ReplaceAtomically: path + ".tmp", fsync, rename, fsync of

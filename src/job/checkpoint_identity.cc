@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <sstream>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -56,7 +57,7 @@ Status CompareIdentity(const CheckpointIdentity& recorded, const CheckpointIdent
   const std::string& fa = recorded.fingerprint;
   const std::string& fb = now.fingerprint;
   if (fa.empty() || fb.empty()) return unknown("the source's content fingerprint", fa, fb);
-  if (fa != fb) {
+  if (!FingerprintsMatch(fa, fb)) {
     return refuse("the source's content differs from when the checkpoint was made (fingerprint " +
                   Shown(fa) + " then, " + Shown(fb) + " now)");
   }
@@ -82,6 +83,19 @@ Status CompareIdentity(const CheckpointIdentity& recorded, const CheckpointIdent
                   SettingsDifference(recorded.settings, now.settings));
   }
   return Status::Ok();
+}
+
+bool FingerprintsMatch(const std::string& a, const std::string& b) {
+  if (a == b) return true;
+  const size_t colon = a.find("/each:");
+  if (colon == std::string::npos || a.compare(0, colon + 6, b, 0, colon + 6) != 0) return false;
+  std::istringstream left(a.substr(colon + 6)), right(b.substr(colon + 6));
+  std::string x, y;
+  while (std::getline(left, x, ',')) {
+    if (!std::getline(right, y, ',')) return false;
+    if (x != "-" && y != "-" && x != y) return false;
+  }
+  return !std::getline(right, y, ',');
 }
 
 }  // namespace nbdcopy

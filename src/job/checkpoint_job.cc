@@ -9,6 +9,7 @@
 #include <cstring>
 #include <vector>
 
+#include "base/hex.h"
 #include "hash/blkhash.h"
 #include "job/option_checks.h"
 #include "job/sample_reads.h"
@@ -67,7 +68,32 @@ std::string CheckpointSettings(const Options& options) {
                      YesNo(options.destination_is_zero), options.dirty_bitmap.value_or("-"));
 }
 
-Result<std::string> SourceFingerprint(Endpoint& source) {
+namespace {
+
+// --salvage: each sample's digest on its own (16 hex digits), "-" for one
+// the source cannot read, so that a rerun after the source recovered (or
+// with another replica) still matches (FingerprintsMatch).
+Result<std::string> EachSampleFingerprint(Endpoint& source, const Blkhash& hash,
+                                          std::span<const SampleRead> reads,
+                                          const std::string& form) {
+  std::string text = form + "/each:";
+  for (const SampleRead& read : reads) {
+    if (&read != reads.data()) text += ',';
+    Status status = ReadSamples(source, std::span(&read, 1));
+    if (!status.ok() && !IsUnreadable(status)) return status;
+    if (!status.ok()) {
+      text += '-';
+      continue;
+    }
+    Blkhash::Digest digest = hash.BlockDigest(read.buffer);
+    text += LowercaseHex(digest.bytes.data(), std::min<size_t>(digest.size, 8));
+  }
+  return text;
+}
+
+}  // namespace
+
+Result<std::string> SourceFingerprint(Endpoint& source, bool salvage) {
   const uint64_t size = *source.info().size;
   // Whole blocks of a source with large ones.
   const uint64_t sample_size = std::max(
@@ -85,6 +111,8 @@ Result<std::string> SourceFingerprint(Endpoint& source) {
     reads.push_back(
         {offset, std::span(buffer).subspan(i * sample_size, std::min(sample_size, size - offset))});
   }
+  const std::string form = fmt::format("blkhash-sha256/{}K@{}", sample_size / 1024, samples);
+  if (salvage) return EachSampleFingerprint(source, **hash, reads, form);
   if (Status status = ReadSamples(source, reads); !status.ok()) return status;
   uint64_t length = 0;
   for (uint64_t i = 0; i < samples; ++i) {
@@ -93,7 +121,7 @@ Result<std::string> SourceFingerprint(Endpoint& source) {
   }
   Result<std::string> digest = (*hash)->Finish(length);
   if (!digest.ok()) return digest.status();
-  return fmt::format("blkhash-sha256/{}K@{}:{}", sample_size / 1024, samples, *digest);
+  return form + ":" + *digest;
 }
 
 Result<std::unique_ptr<CheckpointJob>> CheckpointJob::Load(const Options& options,
@@ -151,7 +179,7 @@ Status CheckpointJob::Check(const Options& options, Endpoint& source, Endpoint& 
   if (recorded_ && recorded_->identity.source_size != identity_.source_size) {
     return CompareWithRecorded();
   }
-  Result<std::string> fingerprint = SourceFingerprint(source);
+  Result<std::string> fingerprint = SourceFingerprint(source, options.salvage);
   if (!fingerprint.ok()) return fingerprint.status();
   identity_.fingerprint = *fingerprint;
   if (!recorded_) return Status::Ok();
@@ -186,9 +214,16 @@ Status CheckpointJob::CompareWithRecorded() const {
   return CompareIdentity(recorded, identity_, path_);
 }
 
+namespace {
+const RangeSet kNothing;
+}  // namespace
+
 const RangeSet& CheckpointJob::recorded_done() const {
-  static const RangeSet kNothing;
   return recorded_ ? recorded_->done : kNothing;
+}
+
+const RangeSet& CheckpointJob::recorded_bad() const {
+  return recorded_ ? recorded_->bad : kNothing;
 }
 
 void CheckpointJob::StartBooks(uint64_t alignment, Clock::duration interval) {
@@ -199,7 +234,9 @@ void CheckpointJob::StartBooks(uint64_t alignment, Clock::duration interval) {
       interval, kCheckpointBytes);
   // No file yet: none is needed until something is durable (a kill before
   // then leaves nothing to resume, as if never started).
-  if (recorded_) last_written_ = RenderCheckpoint(recorded_->identity, recorded_->done);
+  if (recorded_) {
+    last_written_ = RenderCheckpoint(recorded_->identity, recorded_->done, recorded_->bad);
+  }
 }
 
 Status CheckpointJob::CheckWritable() const {
@@ -212,7 +249,11 @@ Status CheckpointJob::CheckWritable() const {
 }
 
 Status CheckpointJob::Persist(const RangeSet& durable) {
-  std::string text = RenderCheckpoint(identity_, durable);
+  // Bad: what this copy lost, and the recorded bad areas not copied since.
+  RangeSet bad = recorded_bad();
+  bad.Remove(durable);
+  if (lost_ != nullptr) bad.Add(lost_->ranges());
+  std::string text = RenderCheckpoint(identity_, durable, bad);
   if (text == last_written_) return Status::Ok();  // no news: no fsync
   Status status = WriteCheckpointFile(path_, text, *files_);
   if (status.ok()) last_written_ = std::move(text);

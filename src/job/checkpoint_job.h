@@ -23,6 +23,7 @@
 #include "base/range_set.h"
 #include "endpoints/endpoint_spec.h"
 #include "engine/checkpointer.h"
+#include "engine/salvage.h"
 #include "job/checkpoint_file.h"
 #include "nbdcopy/endpoint.h"
 #include "nbdcopy/options.h"
@@ -66,6 +67,12 @@ class CheckpointJob {
   // What FILE marks done (empty when starting afresh): the copy's coverage
   // leaves it alone.
   const RangeSet& recorded_done() const;
+  // What FILE marks bad (--salvage could not read it): copied again.
+  const RangeSet& recorded_bad() const;
+  // --salvage: what this copy could not read is written to FILE as bad
+  // areas ('-'); the recorded ones stay bad until copied. REQUIRES lost
+  // outlives the job; before StartBooks.
+  void RecordLost(const LostRanges* lost) { lost_ = lost; }
 
   // After MakeCopyPlan: the books that keep FILE up to date, starting from
   // the done ranges in whole blocks of `alignment` (the plan's: what the
@@ -105,6 +112,7 @@ class CheckpointJob {
   CheckpointIdentity identity_;
   uint64_t done_bytes_ = 0;
   std::unique_ptr<Checkpointer> checkpointer_;
+  const LostRanges* lost_ = nullptr;
   std::string last_written_;  // FILE's text as last written or read
 };
 
@@ -114,7 +122,10 @@ std::string CheckpointSettings(const Options& options);
 // A fingerprint of the source cheap enough for every run: the blkhash
 // (sha256) of up to 16 blocks of 64 KiB spread over it (all of a small
 // source), "blkhash-sha256/64K@N:" + hex.
-Result<std::string> SourceFingerprint(Endpoint& source);
+// salvage (--salvage): each sample's digest instead, "-" for one that
+// cannot be read, "blkhash-sha256/64K@N/each:HEX16,-,HEX16..."
+// (FingerprintsMatch compares the samples both runs read).
+Result<std::string> SourceFingerprint(Endpoint& source, bool salvage = false);
 
 }  // namespace nbdcopy
 

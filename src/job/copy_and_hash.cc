@@ -40,7 +40,7 @@ void PrintStats(const CopyStats& stats) {
 
 Result<Digests> CopyAndHash(const CopyPlan& plan, Endpoint& source, Endpoint& destination,
                             Progress& progress, const DigestSpecs& specs, uint64_t* length,
-                            CopyStats* stats, Checkpointer* checkpointer) {
+                            CopyStats* stats, Checkpointer* checkpointer, LostRanges* lost) {
   std::unique_ptr<Blkhash> hash;
   if (specs.blkhash != nullptr) {
     auto created = Blkhash::Create(*specs.blkhash);
@@ -58,7 +58,7 @@ Result<Digests> CopyAndHash(const CopyPlan& plan, Endpoint& source, Endpoint& de
   std::optional<SequentialBlkhash> sequential;
   if (hash && plan.synchronous) sequential.emplace(*hash);
   CopyBooks books(plan, progress, sequential ? nullptr : hash.get(),
-                  sequential ? &*sequential : nullptr, checkpointer, checksum.get());
+                  sequential ? &*sequential : nullptr, checkpointer, checksum.get(), lost);
   Status status = plan.synchronous ? SyncCopy(plan, source, destination, books, length, stats)
                                    : ParallelCopy(plan, source, destination, books, stats);
   if (plan.verbose) PrintStats(*stats);

@@ -12,6 +12,7 @@
 #include "base/range_set.h"
 #include "engine/checkpointer.h"
 #include "engine/copy_stats.h"
+#include "engine/salvage.h"
 #include "job/progress.h"
 #include "job/report.h"
 #include "nbdcopy/blkhash_spec.h"
@@ -39,11 +40,13 @@ struct Digests {
 // Runs the right engine; returns the source's digests that `specs` asks
 // for. *length receives the bytes copied (a stream's length); *stats the
 // engine's statistics, even after a failure (on stderr with plan.verbose).
-// checkpointer: as for ParallelCopy (may be null).
+// checkpointer: as for ParallelCopy (may be null). lost: --salvage's
+// record (may be null: a failed read fails the copy).
 [[nodiscard]] Result<Digests> CopyAndHash(const CopyPlan& plan, Endpoint& source,
                                           Endpoint& destination, Progress& progress,
                                           const DigestSpecs& specs, uint64_t* length,
-                                          CopyStats* stats, Checkpointer* checkpointer = nullptr);
+                                          CopyStats* stats, Checkpointer* checkpointer = nullptr,
+                                          LostRanges* lost = nullptr);
 
 // Reads the first `length` bytes of an endpoint (the destination, or the
 // source of an incremental copy) and hashes them. coverage (optional): what

@@ -25,6 +25,7 @@
 #include "job/progress.h"
 #include "job/ranges_job.h"
 #include "job/report.h"
+#include "job/salvage_job.h"
 #include "job/job_environment.h"
 #include "job/job_output.h"
 #include "nbdcopy/cancel.h"
@@ -216,15 +217,18 @@ std::shared_ptr<const Coverage> VerifyCoverage(const CopyPlan& plan) {
 
 // After the copy: an incremental copy's source hashed whole for --verify
 // (or its listed ranges), the expected checksum, the comparison.
+// --salvage: what the source lost is compared by neither side.
 Status CheckAndReport(const Options& options, const PreparedCopy& prepared, EndpointPair& endpoints,
                       const DigestSpecs& specs, uint64_t length, Result<Digests> digests,
-                      JobReport* report) {
+                      const SalvageJob* salvage, JobReport* report) {
+  uint64_t not_compared = 0;
+  std::shared_ptr<const Coverage> verify_coverage = VerifyCoverage(prepared.plan);
+  if (salvage) verify_coverage = salvage->VerifyCoverage(verify_coverage, &not_compared);
   if (options.incremental()) {
     if (options.verbose) PrintIncrementalStats(options, *report);
     length = *report->size;
     if (options.verify) {
-      digests =
-          HashImage(prepared.plan, *endpoints.source, length, specs, VerifyCoverage(prepared.plan));
+      digests = HashImage(prepared.plan, *endpoints.source, length, specs, verify_coverage);
       if (!digests.ok()) return digests.status().WithPrefix("--verify");
     }
   }
@@ -233,12 +237,19 @@ Status CheckAndReport(const Options& options, const PreparedCopy& prepared, Endp
   if (specs.checksum) {
     report->checksum_digest = digests->checksum;
     Status status = CheckExpectedChecksum(*specs.checksum, digests->checksum, report->source);
+    if (status.ok() && salvage && specs.checksum->expected) {
+      status = salvage->CheckExpectedChecksum(specs.checksum->algorithm);
+    }
     if (!status.ok()) return status;
   }
   if (options.verify) {
     Status status = Verify(prepared.plan, *endpoints.destination, length, specs, *digests, report,
-                           VerifyCoverage(prepared.plan));
+                           verify_coverage);
     if (!status.ok()) return status;
+    if (not_compared > 0) {
+      std::fprintf(stderr, "nbdcopy: --verify: %llu unreadable bytes were not compared\n",
+                   static_cast<unsigned long long>(not_compared));
+    }
   }
   return Status::Ok();
 }
@@ -278,21 +289,37 @@ Status Copy(const Options& options, const JobEnvironment& environment,
 
   progress->emplace(options.progress, options.progress_fd, total);
   (*progress)->Start(already);
+  std::optional<SalvageJob> salvage;
+  if (options.salvage) {
+    salvage.emplace(report->source, report->size.value_or(0), [progress](const std::string& line) {
+      if (!(*progress)->Note(line)) std::fprintf(stderr, "nbdcopy: %s\n", line.c_str());
+    });
+    if (checkpoint) checkpoint->RecordLost(salvage->lost());
+  }
   uint64_t length = 0;
   // An incremental copy reads part of the source: --verify hashes it whole, later.
   Result<Digests> digests =
       CopyAndHash(prepared->plan, source, *endpoints->destination, **progress,
                   incremental ? DigestSpecs{} : specs, &length, &report->stats,
-                  prepared->checkpointer);
+                  prepared->checkpointer, salvage ? salvage->lost() : nullptr);
   if (prepared->checkpointer) report->checkpoints = prepared->checkpointer->checkpoints();
+  if (salvage) salvage->Finish(report);
   if (!digests.ok()) return digests.status();
   if (checkpoint) {
     if (Status status = checkpoint->Finish(); !status.ok()) return status;
   }
-  Status checked = CheckAndReport(options, *prepared, *endpoints, specs, length, digests, report);
+  Status checked = CheckAndReport(options, *prepared, *endpoints, specs, length, digests,
+                                  salvage ? &*salvage : nullptr, report);
   if (!checked.ok()) return checked;
   (*progress)->Finish();
-  return WriteDigests(options, *report);
+  if (Status status = WriteDigests(options, *report); !status.ok()) return status;
+  if (checkpoint) {
+    std::optional<std::string> recovered =
+        RecoveredLine(report->source, checkpoint->recorded_bad(),
+                      salvage ? salvage->lost()->ranges() : RangeSet(), report);
+    if (recovered) std::fprintf(stderr, "nbdcopy: %s\n", recovered->c_str());
+  }
+  return salvage ? salvage->Outcome(specs.any(), options.checkpoint) : Status::Ok();
 }
 
 std::string InterruptedMessage(uint64_t copied, std::optional<uint64_t> total) {

@@ -124,6 +124,12 @@ Status CheckOptions(const Options& options, const EndpointSpec& source,
   if (Status status = CheckPlainOptions(options, destination); !status.ok()) return status;
   if (Status status = CheckNotSameFile(source, destination); !status.ok()) return status;
   if (Status status = CheckOutputFiles(options, source, destination); !status.ok()) return status;
+  if (options.salvage && NamesStream(source)) {
+    // (Narrowing reads the failed range again, smaller: a stream cannot.)
+    return Status::Error(fmt::format(
+        "--salvage: {}: a stream source cannot be read again around an unreadable range",
+        source.text));
+  }
   if (options.dirty_bitmap || options.ranges) {
     Status status = CheckIncrementalOptions(options, source, destination);
     if (!status.ok()) return status;

@@ -66,6 +66,23 @@ Json RangesJson(const JobReport& report) {
   return json;
 }
 
+Json UnreadableJson(const JobReport& report) {
+  if (!report.unreadable) return nullptr;
+  Json ranges = Json::array();
+  for (const auto& [offset, length] : report.unreadable->ranges) {
+    ranges.push_back(Json{{"offset", offset}, {"length", length}});
+  }
+  return Json{{"bytes", report.unreadable->bytes},
+              {"ranges", std::move(ranges)},
+              {"reads", report.unreadable->reads}};
+}
+
+Json RecoveredJson(const JobReport& report) {
+  if (!report.bad_area_bytes) return nullptr;
+  return Json{{"bad_area_bytes", *report.bad_area_bytes},
+              {"recovered_bytes", OrNull(report.recovered_bytes)}};
+}
+
 Json SignalName(int signal_number) {
   if (signal_number == 0) return nullptr;
   const char* abbreviation = sigabbrev_np(signal_number);
@@ -109,6 +126,8 @@ std::string RenderJson(const JobReport& report) {
       {"verify", VerifyJson(report)},
       {"dirty_bitmap", DirtyJson(report)},
       {"ranges", RangesJson(report)},
+      {"unreadable", UnreadableJson(report)},
+      {"recovered", RecoveredJson(report)},
       {"checkpoints", report.checkpoints},
       {"reconnections", report.reconnections},
       {"interrupted_by", SignalName(report.signal_number)},

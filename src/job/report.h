@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "plan/incremental.h"
 #include "nbdcopy/options.h"
@@ -43,6 +45,16 @@ struct JobReport {
   std::optional<std::string> ranges_file;         // --ranges's FILE
   uint64_t listed_bytes = 0;                      // what the list names, merged
   uint64_t listed_ranges = 0;
+  // --salvage: what the source could not read, written as zeroes.
+  struct Unreadable {
+    std::vector<std::pair<uint64_t, uint64_t>> ranges;  // (offset, length), in order
+    uint64_t bytes = 0;
+    uint64_t reads = 0;  // made to narrow failed requests
+  };
+  std::optional<Unreadable> unreadable;
+  // --checkpoint FILE had bad areas: their bytes, and how many this job read.
+  std::optional<uint64_t> bad_area_bytes;
+  std::optional<uint64_t> recovered_bytes;
   int exit_status = 0;
   std::string error;      // the one-line message, "" on success
   int signal_number = 0;  // the signal that interrupted the run, 0 if none

@@ -31,6 +31,10 @@ struct CopyPlan {
   // Bytes of data in flight per worker: one request at least (FinishPlan
   // raises it; MakeCopyPlan says so in notes).
   uint64_t queue_size = 0;
+  // The parallel engine's budget over its bandwidth-delay product (see
+  // engine/adaptive_budget.h); MakeCopyPlan doubles it into a served
+  // destination (kServedDestinationGain).
+  double budget_gain = 2.0;
   unsigned connections = 1;  // workers, one connection each
   unsigned requests = 1;     // requests in flight per worker
   bool synchronous = true;

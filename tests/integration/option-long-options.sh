@@ -26,6 +26,7 @@ cat >"$T/want.txt" <<'LIST'
 --request-size
 --requests
 --retry
+--salvage
 --sparse
 --synchronous
 --target-is-zero

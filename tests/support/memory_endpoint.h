@@ -73,6 +73,11 @@ class MemoryEndpoint : public Endpoint {
     clean_ranges_.push_back(Extent{offset, length, false, true});
     info_.can_extents = true;
   }
+  // Reads that touch [offset, offset + length) fail with error_number, as
+  // a disk's bad sectors do (--salvage); on every connection made later too.
+  void FailReadsIn(uint64_t offset, uint64_t length, int error_number = EIO) {
+    bad_ranges_.push_back(BadRange{offset, offset + length, error_number});
+  }
   // Every connection made afterwards fails this kind of operation too.
   void FailOn(std::string op) { fail_op_ = std::move(op); }
   // A stream: no size, sequential; reads return short at the end.
@@ -128,6 +133,7 @@ class MemoryEndpoint : public Endpoint {
     other->zero_ranges_ = zero_ranges_;
     other->clean_ranges_ = clean_ranges_;
     other->fail_op_ = fail_op_;
+    other->bad_ranges_ = bad_ranges_;
     other->defer_ = defer_;
     std::lock_guard lock(shared_->mutex);
     other->rng_.seed(++shared_->connections * 7919);
@@ -137,6 +143,11 @@ class MemoryEndpoint : public Endpoint {
   Result<size_t> Read(uint64_t offset, std::span<std::byte> buffer) override {
     Log("read", offset, buffer.size());
     if (fail_op_ == "read") return Failure("read", offset, buffer.size());
+    for (const BadRange& bad : bad_ranges_) {
+      if (offset < bad.end && bad.offset < offset + buffer.size()) {
+        return IoError(name_, "read", offset, buffer.size(), bad.error_number);
+      }
+    }
     auto& bytes = shared_->bytes;
     size_t n = buffer.size();
     if (!info_.size) {
@@ -238,6 +249,10 @@ class MemoryEndpoint : public Endpoint {
       : name_(std::move(name)), shared_(std::move(shared)) {}
 
  private:
+  struct BadRange {
+    uint64_t offset, end;
+    int error_number;
+  };
   struct Deferred {
     Completion completion;
     uint64_t read_bytes;
@@ -248,7 +263,7 @@ class MemoryEndpoint : public Endpoint {
     shared_->log.push_back(Operation{op, offset, length});
   }
   Status Failure(const char* op, uint64_t offset, uint64_t length) {
-    return IoError(name_, op, offset, length, "Input/output error");
+    return IoError(name_, op, offset, length, EIO);
   }
 
   std::string name_;
@@ -257,6 +272,7 @@ class MemoryEndpoint : public Endpoint {
   std::vector<Extent> zero_ranges_;
   std::vector<Extent> clean_ranges_;
   std::string fail_op_;
+  std::vector<BadRange> bad_ranges_;
   bool defer_ = false;
   bool clones_ = false;
   uint64_t refuse_from_ = 0, refuse_to_ = 0;

@@ -44,9 +44,9 @@ struct Outcome {
 // Drives a worker's admission loop (as ParallelCopy does: a request starts
 // when it fits the budget or nothing is in flight) for `seconds` of model time.
 Outcome Simulate(const Pipeline& pipeline, uint64_t request, uint64_t limit, double seconds,
-                 uint64_t min_request = 0) {
+                 uint64_t min_request = 0, double gain = AdaptiveBudget::kGain) {
   FakeClock clock;  // model time
-  AdaptiveBudget budget(min_request ? min_request : request, request, limit, clock.now());
+  AdaptiveBudget budget(min_request ? min_request : request, request, limit, clock.now(), gain);
   std::mt19937 rng(3);
   std::uniform_real_distribution<double> stretch(1.0, 1.0 + pipeline.jitter);
   struct InFlight {
@@ -100,6 +100,15 @@ TEST(AdaptiveBudgetTest, FastServerKeepsAFewRequestsInFlight) {
   Outcome o = Simulate({0.0003, 3e9}, kMiB, 12 * kMiB, 2.0);
   EXPECT_GE(o.final_budget, 2 * kMiB);
   EXPECT_LE(o.max_budget_late, 3 * kMiB);
+  EXPECT_GT(o.throughput, 0.9 * 3e9);
+}
+
+TEST(AdaptiveBudgetTest, TheGainScalesTheBudget) {
+  // The fast server above at twice the gain (a served destination's, see
+  // CopyPlan::budget_gain): twice the budget, still far below the limit.
+  Outcome o = Simulate({0.0003, 3e9}, kMiB, 12 * kMiB, 2.0, 0, 2 * AdaptiveBudget::kGain);
+  EXPECT_GE(o.min_budget_late, 4 * kMiB);
+  EXPECT_LE(o.max_budget_late, 6 * kMiB);
   EXPECT_GT(o.throughput, 0.9 * 3e9);
 }
 

@@ -463,5 +463,51 @@ TEST_F(CheckpointFileIoTest, ReadGivesTheTextOrNulloptOrAnError) {
             "--checkpoint=" + path_ + "/below: cannot open it: Not a directory");
 }
 
+TEST(CheckpointFileTest, BadAreasAreDashBlocksAndReadBack) {
+  RangeSet done, bad;
+  done.Add(0, 0x5000);
+  bad.Add(0x1000, 0x200);  // bad wins over done
+  bad.Add(0x4000, 0x1000);
+  const std::string text = RenderCheckpoint(SomeIdentity(0x6000), done, bad);
+  EXPECT_NE(text.find("0x00000000  0x00001000  +\n"
+                      "0x00001000  0x00000200  -\n"
+                      "0x00001200  0x00002E00  +\n"
+                      "0x00004000  0x00001000  -\n"
+                      "0x00005000  0x00001000  ?\n"),
+            std::string::npos)
+      << text;
+  Result<CheckpointState> parsed = ParseCheckpoint(text, "ck.map");
+  ASSERT_TRUE(parsed.ok()) << parsed.status().message();
+  EXPECT_EQ(parsed->bad, bad);
+  RangeSet finished = done;
+  finished.Remove(bad);
+  EXPECT_EQ(parsed->done, finished);
+}
+
+TEST(CheckpointFileTest, DdrescuesFailedBlocksAreBadToo) {
+  Result<CheckpointState> parsed = ParseCheckpoint(
+      Heading(0x3000) + "0 +\n0 0x1000 *\n0x1000 0x1000 /\n0x2000 0x1000 -\n", "ck.map");
+  ASSERT_TRUE(parsed.ok()) << parsed.status().message();
+  EXPECT_EQ(parsed->bad.bytes(), 0x3000u);
+  EXPECT_TRUE(parsed->done.empty());
+}
+
+TEST(CheckpointFileTest, EachSampleFingerprintsMatchWhereBothRunsRead) {
+  EXPECT_TRUE(FingerprintsMatch("blkhash-sha256/64K@16:ab", "blkhash-sha256/64K@16:ab"));
+  EXPECT_FALSE(FingerprintsMatch("blkhash-sha256/64K@16:ab", "blkhash-sha256/64K@16:ac"));
+  EXPECT_TRUE(FingerprintsMatch("blkhash-sha256/64K@3/each:aa,-,cc",
+                                "blkhash-sha256/64K@3/each:aa,bb,cc"));
+  EXPECT_TRUE(FingerprintsMatch("blkhash-sha256/64K@3/each:aa,bb,-",
+                                "blkhash-sha256/64K@3/each:-,bb,cc"));
+  EXPECT_FALSE(FingerprintsMatch("blkhash-sha256/64K@3/each:aa,-,cc",
+                                 "blkhash-sha256/64K@3/each:aa,bb,cd"));
+  EXPECT_FALSE(FingerprintsMatch("blkhash-sha256/64K@3/each:aa,bb",
+                                 "blkhash-sha256/64K@3/each:aa,bb,cc"));
+  EXPECT_FALSE(FingerprintsMatch("blkhash-sha256/64K@3/each:aa,bb,cc",
+                                 "blkhash-sha256/64K@4/each:aa,bb,cc"));
+  EXPECT_FALSE(FingerprintsMatch("blkhash-sha256/64K@3/each:aa,bb,cc",
+                                 "blkhash-sha256/64K@3:aa"));
+}
+
 }  // namespace
 }  // namespace nbdcopy

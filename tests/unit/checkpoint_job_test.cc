@@ -28,9 +28,9 @@ std::vector<std::byte> Pattern(size_t size) {
   return bytes;
 }
 
-EndpointSpec Nbd(const std::string& uri) { return EndpointSpec{EndpointKind::kNbdUri, uri, {}}; }
+EndpointSpec Nbd(const std::string& uri) { return EndpointSpec{EndpointKind::kNbdUri, uri, {}, {}}; }
 EndpointSpec Local(const std::string& path) {
-  return EndpointSpec{EndpointKind::kLocalPath, path, {}};
+  return EndpointSpec{EndpointKind::kLocalPath, path, {}, {}};
 }
 
 struct CheckpointJobTest : ::testing::Test {
@@ -206,12 +206,12 @@ TEST_F(CheckpointJobTest, AnOlderFileNamingTheSourceAsTypedResumesUnderAnySpelli
 
 TEST_F(CheckpointJobTest, LoadRefusesStreamsNullAndFilesItCannotUse) {
   EXPECT_EQ(
-      CheckpointJob::Load(options, Nbd("nbd://src"), {EndpointKind::kNull, "null:", {}}, files)
+      CheckpointJob::Load(options, Nbd("nbd://src"), {EndpointKind::kNull, "null:", {}, {}}, files)
           .status()
           .message(),
       "--checkpoint=ck.map: null:: a resumable copy needs a destination written at "
       "offsets, not null:");
-  EXPECT_EQ(CheckpointJob::Load(options, {EndpointKind::kStdio, "-", {}}, Nbd("nbd://dst"), files)
+  EXPECT_EQ(CheckpointJob::Load(options, {EndpointKind::kStdio, "-", {}, {}}, Nbd("nbd://dst"), files)
                 .status()
                 .message(),
             "--checkpoint=ck.map: -: a stream source cannot be resumed");

@@ -154,6 +154,20 @@ TEST(CopyPlanTest, AQueueBelowTheRequestSizeIsRaisedAndSaysSo) {
   EXPECT_EQ(pair.Plan(Options{}).notes, "");
 }
 
+// Into a destination another process serves, the budget keeps more in
+// flight, so that the server's queue does not run dry between requests.
+TEST(CopyPlanTest, AServedDestinationGetsTheLargerBudgetGain) {
+  Pair local;
+  Pair served;
+  served.destination.mutable_info().served = true;
+  Pair served_source;
+  served_source.source.mutable_info().served = true;
+  const double usual = local.Plan(Options{}).budget_gain;
+  EXPECT_EQ(usual, 2.0);
+  EXPECT_EQ(served.Plan(Options{}).budget_gain, 2 * usual);
+  EXPECT_EQ(served_source.Plan(Options{}).budget_gain, usual);
+}
+
 TEST(CopyPlanTest, MapsAreAlwaysAskedWithoutZeroDetection) {
   Pair pair;
   Options no_detection;

@@ -52,6 +52,8 @@ TEST(EndpointSpecTest, EveryNbdUriScheme) {
       "nbds+unix:///?socket=/tmp/nbd.sock",
       "nbd+vsock://2:10809/export",
       "nbds+vsock://2",
+      "nbd+ssh://host/?socket=/run/nbd.sock",
+      "nbds+ssh://user@host:2222/export",
       "nbd:",  // malformed, but a URI: libnbd will say what is wrong with it
   };
   for (const std::string& uri : uris) {
@@ -63,6 +65,18 @@ TEST(EndpointSpecTest, EveryNbdUriScheme) {
       EXPECT_EQ(DisplayName(spec), uri) << "no password to hide";
     }
   }
+}
+
+TEST(EndpointSpecTest, SshUriReadAndCheckedUpFront) {
+  EndpointSpec spec = ClassifyOk({"nbd+ssh://u:pw@host/e?socket=/s"}, Role::kSource);
+  EXPECT_EQ(spec.kind, EndpointKind::kNbdUri);
+  ASSERT_TRUE(spec.ssh);
+  EXPECT_EQ(spec.ssh->host, "host");
+  EXPECT_EQ(DisplayName(spec), "nbd+ssh://u:***@host/e?socket=/s");
+  EXPECT_FALSE(ClassifyOk({"nbd+unix:///?socket=/s"}, Role::kSource).ssh);
+  // Refused with the URI (password hidden) and why, before anything runs.
+  std::string message = ClassifyError({"nbd+ssh://u:pw@-oProxyCommand=x/"}, Role::kDestination);
+  EXPECT_EQ(message.rfind("nbd+ssh://u:***@-oProxyCommand=x/: the ssh host", 0), 0u) << message;
 }
 
 TEST(EndpointSpecTest, NotNbdUris) {

@@ -80,11 +80,11 @@ TEST(FormatHintTest, TheLineSaysWhatIsCopiedAndTheCommandForTheDiskInside) {
 }
 
 TEST(FormatHintTest, OnlyALocalPathIsLookedAt) {
-  const EndpointSpec destination{EndpointKind::kLocalPath, "out.raw", {}};
-  EXPECT_FALSE(FormatHint({EndpointKind::kNbdUri, "nbd://h/x", {}}, destination));
-  EXPECT_FALSE(FormatHint({EndpointKind::kStdio, "-", {}}, destination));
-  EXPECT_FALSE(FormatHint({EndpointKind::kLocalPath, "/nonexistent/x.qcow2", {}}, destination));
-  EXPECT_FALSE(FormatHint({EndpointKind::kLocalPath, "/dev/null", {}}, destination));
+  const EndpointSpec destination{EndpointKind::kLocalPath, "out.raw", {}, {}};
+  EXPECT_FALSE(FormatHint({EndpointKind::kNbdUri, "nbd://h/x", {}, {}}, destination));
+  EXPECT_FALSE(FormatHint({EndpointKind::kStdio, "-", {}, {}}, destination));
+  EXPECT_FALSE(FormatHint({EndpointKind::kLocalPath, "/nonexistent/x.qcow2", {}, {}}, destination));
+  EXPECT_FALSE(FormatHint({EndpointKind::kLocalPath, "/dev/null", {}, {}}, destination));
 }
 
 }  // namespace

@@ -93,7 +93,7 @@ TEST(HelpTextTest, LongOptionsTextIsExact) {
             "--checksum-file\n--connections\n"
             "--destination-is-zero\n--dirty-bitmap\n--flush\n--json\n--no-extents\n--progress\n--"
             "queue-size\n--ranges\n--ranges-type\n--rate\n"
-            "--request-size\n--requests\n--retry\n--sparse\n--synchronous\n--target-is-zero\n"
+            "--request-size\n--requests\n--retry\n--salvage\n--sparse\n--synchronous\n--target-is-zero\n"
             "--threads\n--timeout\n--verbose\n--verify\n--version\n");
 }
 

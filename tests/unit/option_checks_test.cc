@@ -6,22 +6,22 @@
 namespace nbdcopy {
 namespace {
 
-EndpointSpec Local(const std::string& path) { return {EndpointKind::kLocalPath, path, {}}; }
+EndpointSpec Local(const std::string& path) { return {EndpointKind::kLocalPath, path, {}, {}}; }
 
 TEST(OptionChecksTest, StreamsAreStdioFifosSocketsAndCharacterDevices) {
-  EXPECT_TRUE(NamesStream({EndpointKind::kStdio, "-", {}}));
+  EXPECT_TRUE(NamesStream({EndpointKind::kStdio, "-", {}, {}}));
   EXPECT_TRUE(NamesStream(Local("/dev/null")));
   EXPECT_TRUE(NamesStream(Local("/dev/zero")));
   EXPECT_FALSE(NamesStream(Local("/nonexistent/file")));  // opening says why
   EXPECT_FALSE(NamesStream(Local("/")));
-  EXPECT_FALSE(NamesStream({EndpointKind::kNull, "null:", {}}));
-  EXPECT_FALSE(NamesStream({EndpointKind::kNbdUri, "nbd://x", {}}));
+  EXPECT_FALSE(NamesStream({EndpointKind::kNull, "null:", {}, {}}));
+  EXPECT_FALSE(NamesStream({EndpointKind::kNbdUri, "nbd://x", {}, {}}));
 }
 
 TEST(OptionChecksTest, EveryFeatureRefusesACharacterDeviceInItsOwnWords) {
   Options options;
   options.ranges = "list";
-  const EndpointSpec nbd{EndpointKind::kNbdUri, "nbd://x", {}};
+  const EndpointSpec nbd{EndpointKind::kNbdUri, "nbd://x", {}, {}};
   EXPECT_EQ(CheckIncrementalOptions(options, nbd, Local("/dev/null")).message(),
             "--ranges=list: /dev/null: an incremental copy writes onto an existing image, not a "
             "stream");
@@ -32,7 +32,7 @@ TEST(OptionChecksTest, EveryFeatureRefusesACharacterDeviceInItsOwnWords) {
   EXPECT_EQ(CheckIncrementalOptions(options, nbd, Local("/dev/null")).message(),
             "--dirty-bitmap=b0: /dev/null: an incremental copy writes onto an existing image, "
             "not a stream");
-  EXPECT_TRUE(CheckIncrementalOptions(options, nbd, {EndpointKind::kNull, "null:", {}}).ok());
+  EXPECT_TRUE(CheckIncrementalOptions(options, nbd, {EndpointKind::kNull, "null:", {}, {}}).ok());
   options.dirty_bitmap.reset();
   options.checkpoint = "ck.map";
   EXPECT_EQ(CheckCheckpointOperands(options, nbd, Local("/dev/null")).message(),

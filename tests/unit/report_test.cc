@@ -144,5 +144,20 @@ TEST(ReportTest, InvalidUtf8InAMessageIsReplacedNotThrown) {
   EXPECT_EQ(json["error"], "server said \xEF\xBF\xBD\xEF\xBF\xBD");
 }
 
+TEST(ReportTest, SalvageListsTheUnreadableRangesAndWhatWasRecovered) {
+  JobReport report = Finished();
+  EXPECT_TRUE(Json::parse(RenderJson(report))["unreadable"].is_null());
+  EXPECT_TRUE(Json::parse(RenderJson(report))["recovered"].is_null());
+  report.unreadable = JobReport::Unreadable{{{512, 512}, {2048, 1024}}, 1536, 40};
+  report.bad_area_bytes = 4096;
+  report.recovered_bytes = 2560;
+  report.exit_status = 4;
+  Json json = Json::parse(RenderJson(report));
+  EXPECT_EQ(json["unreadable"], Json::parse(R"({"bytes": 1536, "reads": 40, "ranges":
+      [{"offset": 512, "length": 512}, {"offset": 2048, "length": 1024}]})"));
+  EXPECT_EQ(json["recovered"], Json::parse(R"({"bad_area_bytes": 4096, "recovered_bytes": 2560})"));
+  EXPECT_EQ(json["exit_status"], 4);
+}
+
 }  // namespace
 }  // namespace nbdcopy

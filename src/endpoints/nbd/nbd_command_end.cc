@@ -45,7 +45,7 @@ pid_t NewChild(const std::vector<pid_t>& before, const std::vector<pid_t>& after
   return 0;
 }
 
-std::string CommandEnd(const std::vector<std::string>& argv, pid_t pid) {
+std::string CommandEnd(const std::vector<std::string>& argv, pid_t pid, bool zero_is_news) {
   const std::string& command = argv.empty() ? std::string() : argv.front();
   if (!Findable(command)) return "the command " + command + " was not found";
   if (pid <= 0) return "";
@@ -56,6 +56,7 @@ std::string CommandEnd(const std::vector<std::string>& argv, pid_t pid) {
     if (waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) == -1) return "";
     if (info.si_pid == pid) {
       if (info.si_code == CLD_EXITED) {
+        if (info.si_status == 0 && !zero_is_news) return "";
         return fmt::format("{} exited with status {} before its NBD handshake ended", command,
                            info.si_status);
       }

@@ -23,8 +23,10 @@ pid_t NewChild(const std::vector<pid_t>& before, const std::vector<pid_t>& after
 // "the command CMD was not found", "CMD exited with status N before its
 // NBD handshake ended", "CMD was killed by signal S (SIGNAME) before ...",
 // waiting up to a second for the child `pid` (0:
-// unknown) to end; "" when it still runs or nothing is known.
-std::string CommandEnd(const std::vector<std::string>& argv, pid_t pid);
+// unknown) to end; "" when it still runs or nothing is known, and for a
+// status 0 unless zero_is_news (ssh ends with 0 when its far side closed
+// because we hung up: that says nothing about why).
+std::string CommandEnd(const std::vector<std::string>& argv, pid_t pid, bool zero_is_news = true);
 
 }  // namespace nbdcopy
 

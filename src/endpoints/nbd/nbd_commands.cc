@@ -93,7 +93,10 @@ void NbdEndpoint::Complete(Command* command, int error_number) {
   if (error_number == 0) failed_attempts_ = 0;  // the connection carries requests
   Status status = Status::Ok();
   if (error_number != 0) {
-    status = OpError(command->op, command->offset, command->length, std::strerror(error_number));
+    status = Status::ErrorWithErrno(
+        OpError(command->op, command->offset, command->length, std::strerror(error_number))
+            .message(),
+        error_number);
     // libnbd fails every command with ENOTCONN when the connection dies;
     // why it died is known once the libnbd call running us returns.
     if (error_number == ENOTCONN) {

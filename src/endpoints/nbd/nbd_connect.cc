@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <bit>
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <optional>
 #include <string_view>
@@ -16,6 +17,7 @@
 #include "endpoints/nbd/nbd_export_change.h"
 #include "endpoints/nbd/nbd_extents.h"
 #include "endpoints/nbd/nbd_handshake_cut.h"
+#include "endpoints/nbd/nbd_ssh.h"
 #include "endpoints/nbd/nbd_tls.h"
 
 namespace nbdcopy {
@@ -65,9 +67,16 @@ Result<UriTls> ApplyUriTls(nbd_handle* h, const EndpointSpec& spec, const std::s
   return tls;
 }
 
+// The command libnbd runs for the server, if any: "[ CMD ]", or ssh.
+std::vector<std::string> ServerCommand(const EndpointSpec& spec) {
+  if (spec.ssh) return SshCommand(*spec.ssh);
+  return spec.argv;
+}
+
 // Starts connecting (-1: libnbd refused); the handshake runs later, where
 // the silence limit applies.
 int StartConnecting(nbd_handle* h, const EndpointSpec& spec) {
+  if (spec.ssh) return StartSshConnecting(h, *spec.ssh);
   if (spec.kind == EndpointKind::kCommand) {
     std::vector<char*> argv;
     for (const std::string& word : spec.argv) argv.push_back(const_cast<char*>(word.c_str()));
@@ -138,7 +147,8 @@ Status NbdEndpoint::ConnectOnce() {
   if (!tls.ok()) return unusable(tls.status());
   // Once the run's first connection is made, its credentials are proven.
   const bool credentials_worked = reference_ != nullptr;
-  const bool command = spec_.kind == EndpointKind::kCommand;
+  const std::vector<std::string> server_command = ServerCommand(spec_);
+  const bool command = !server_command.empty();
   const std::vector<pid_t> children = command ? ThreadChildren() : std::vector<pid_t>();
   const int started = StartConnecting(handle->get(), spec_);
   // (libnbd may connect, and meet the end of the stream, in that call.)
@@ -154,8 +164,10 @@ Status NbdEndpoint::ConnectOnce() {
     connection_.Apply(IsHandshakeCut(accepted, why) ? ConnectionEvent::kCut
                                                     : ConnectionEvent::kRefused);
     why = ExplainConnectFailure(*tls, why, credentials_worked);
-    // A server command gone: libnbd's words, then which and why.
-    if (std::string end = command ? CommandEnd(spec_.argv, command_pid_) : ""; !end.empty()) {
+    // A server command (or ssh) gone: libnbd's words, then which and why.
+    const bool zero_is_news = !spec_.ssh;
+    if (std::string end = command ? CommandEnd(server_command, command_pid_, zero_is_news) : "";
+        !end.empty()) {
       why += " (" + end + ")";
     }
     return Status::Error(why);
@@ -190,6 +202,7 @@ Status NbdEndpoint::ReadCapabilities(EndpointInfo* out) {
   }
   EndpointInfo& info = *out;
   info.ops_name = "nbd_ops";
+  info.served = true;
   info.size = static_cast<uint64_t>(size);
   info.read_only = nbd_is_read_only(h) == 1;
   info.efficient_zero = nbd_can_zero(h) == 1;
@@ -245,6 +258,11 @@ NbdEndpoint::~NbdEndpoint() {
     while (nbd_aio_is_closed(h) != 1 && PollOnce()) {
     }
   }
+  // nbd_close waits for libnbd's child. An ssh whose far side does not
+  // end (Debian 13: ssh 10.0 with nc 1.229 outlives the NBD connection,
+  // and nbdcopy 1.22.2 hangs there) would keep us: every reply is in, so
+  // it has nothing left to carry.
+  if (spec_.ssh) nbd_kill_subprocess(h, SIGTERM);
 }
 
 }  // namespace nbdcopy

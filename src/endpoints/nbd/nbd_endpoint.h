@@ -232,7 +232,8 @@ class NbdEndpoint : public Endpoint {
   // The connection's life: its handshake, established, re-established
   // (--retry), given up, hanging up (nbd_connection_state.h).
   ConnectionLife connection_;
-  pid_t command_pid_ = 0;  // a "[ CMD ]" server's process (libnbd's child), 0: unknown
+  // A "[ CMD ]" server's or ssh's process (libnbd's child), 0: unknown.
+  pid_t command_pid_ = 0;
   std::vector<std::unique_ptr<Command>> commands_;  // owns every Command
   std::vector<Command*> free_commands_;
   Clock::time_point last_heard_;        // the last sign of life from the server
