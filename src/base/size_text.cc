@@ -22,7 +22,7 @@ int SuffixShift(std::string_view suffix) {
 
 }  // namespace
 
-std::string QuotedText(std::string_view text) { return "'" + std::string(text) + "'"; }
+std::string QuotedText(std::string_view text) { return std::string("'").append(text).append("'"); }
 
 bool ParseDecimalPrefix(std::string_view text, uint64_t* value, size_t* used) {
   const DigitRun run = ScanDigits(text, 10);

@@ -93,7 +93,7 @@ class Reader {
     if (!hint_) return error_;
     // The rest of the line was read on to complete this line.
     std::string line = "nbdcopy";
-    for (const std::string& word : Permuted(true)) line += " " + ShellWord(word);
+    for (const std::string& word : Permuted(true)) line.append(" ").append(ShellWord(word));
     return Status::Error(error_.message() +
                          "\noptions of a bracketed command need '--' before the operands: " + line);
   }

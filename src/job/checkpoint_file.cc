@@ -1,6 +1,7 @@
 #include "job/checkpoint_file.h"
 
 #include <errno.h>
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <array>
@@ -98,11 +99,11 @@ Result<uint64_t> ParseNumber(std::string_view text) {
     case NumberStatus::kOk:
       return value;
     case NumberStatus::kTooLarge:
-      return Status::Error("'" + Escape(text) + "' is too large");
+      return Status::Error(fmt::format("'{}' is too large", Escape(text)));
     case NumberStatus::kNotANumber:
       break;
   }
-  return Status::Error("'" + Escape(text) + "' is not a number");
+  return Status::Error(fmt::format("'{}' is not a number", Escape(text)));
 }
 
 std::string Hex(uint64_t value) {
@@ -212,8 +213,8 @@ Status Parser::StatusLine(size_t number, const std::vector<std::string_view>& wo
   Result<uint64_t> position = ParseNumber(words[0]);
   if (!position.ok()) return LineError(number, "current_pos: " + position.status().message());
   if (!StatusChar(words[1], kStatusLineStatuses)) {
-    return LineError(number, "'" + Escape(words[1]) + "' is not a current_status (one of " +
-                                 std::string(kStatusLineStatuses) + ")");
+    return LineError(number, fmt::format("'{}' is not a current_status (one of {})",
+                                         Escape(words[1]), kStatusLineStatuses));
   }
   if (words.size() == 3) {
     const std::string_view pass = words[2];
@@ -239,8 +240,8 @@ Status Parser::Block(size_t number, const std::vector<std::string_view>& words) 
   if (!length.ok()) return LineError(number, "size: " + length.status().message());
   const char status = StatusChar(words[2], kBlockStatuses);
   if (!status) {
-    return LineError(number, "'" + Escape(words[2]) + "' is not a block status (one of " +
-                                 std::string(kBlockStatuses) + ")");
+    return LineError(number, fmt::format("'{}' is not a block status (one of {})", Escape(words[2]),
+                                         kBlockStatuses));
   }
   if (*length == 0) return LineError(number, "an empty block at " + Hex(*offset));
   if (*offset != end_) {

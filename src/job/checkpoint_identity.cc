@@ -1,6 +1,8 @@
 // Whether a checkpoint file is this copy's: CompareIdentity
 // (checkpoint_file.h) and its messages. The text format and the file's
 // reading and writing are in checkpoint_file.cc.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <sstream>
 #include <string>
@@ -16,7 +18,7 @@ namespace nbdcopy {
 namespace {
 
 std::string Shown(const std::string& value) {
-  return value.empty() ? "(none)" : "'" + EscapeCheckpointValue(value) + "'";
+  return value.empty() ? "(none)" : fmt::format("'{}'", EscapeCheckpointValue(value));
 }
 
 // An operand's words, and the file they name when that says more.
@@ -30,9 +32,9 @@ std::string SettingsDifference(const std::string& recorded, const std::string& n
   const std::vector<std::string_view> a = SplitWords(recorded, " "), b = SplitWords(now, " ");
   for (size_t i = 0; i < std::max(a.size(), b.size()); ++i) {
     const std::string word_a(i < a.size() ? a[i] : ""), word_b(i < b.size() ? b[i] : "");
-    if (word_a != word_b) return "(" + Shown(word_a) + " then, " + Shown(word_b) + " now)";
+    if (word_a != word_b) return fmt::format("({} then, {} now)", Shown(word_a), Shown(word_b));
   }
-  return "(" + Shown(recorded) + " then, " + Shown(now) + " now)";
+  return fmt::format("({} then, {} now)", Shown(recorded), Shown(now));
 }
 
 }  // namespace

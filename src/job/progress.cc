@@ -295,8 +295,9 @@ void Progress::ReportPercent(int percent) {
 bool Progress::Note(const std::string& line) {
   if (style_ != ProgressStyle::kBar && style_ != ProgressStyle::kLines) return false;
   MutexLock lock(mutex_);
-  std::string text = "nbdcopy: " + line + "\n";
-  if (line_open_) text = "\r" + std::string(frame_columns_, ' ') + "\r" + text;
+  std::string text;
+  if (line_open_) text.append("\r").append(frame_columns_, ' ').append("\r");
+  text.append("nbdcopy: ").append(line).append("\n");
   line_open_ = false;
   Write(text);
   return true;

@@ -178,9 +178,11 @@ Result<CopyPlan> MakeCopyPlan(const Options& options, const Endpoint& source,
   plan.use_extents = (options.extents || incremental) && src.can_extents;
   plan.zero_extents = options.extents;
   plan.clone_data = !HashesSource(options) && !options.allocated && !incremental;
+  // (Not with --allocated: it writes what it reads whole, so only the
+  // source's own extents may say where the holes are.)
   plan.skip_costly_maps = plan.use_extents && plan.zero_extents && !incremental &&
-                          plan.sparse_size > 0 && plan.sparse_size <= plan.coalesce_below &&
-                          dst.efficient_zero;
+                          !options.allocated && plan.sparse_size > 0 &&
+                          plan.sparse_size <= plan.coalesce_below && dst.efficient_zero;
   plan.incremental = incremental;
   plan.allocated = options.allocated;
   plan.flush = options.flush;

@@ -41,7 +41,8 @@ struct CopyPlan {
   bool use_extents = true;   // ask the source for extents
   bool zero_extents = true;  // its zero ranges become zero operations (not --no-extents)
   // Ranges whose extents cost more than they save may be copied without
-  // asking (WorkMap); zero detection then finds their holes.
+  // asking (WorkMap); zero detection then finds their holes. Not with
+  // --allocated (PiecePolicy writes its reads whole).
   bool skip_costly_maps = false;
   // Data may be cloned from the source (Endpoint::CloneRangeFrom) instead of
   // copied: not with --blkhash or --verify (the bytes must be read), --allocated (holes

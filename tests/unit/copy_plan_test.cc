@@ -179,6 +179,9 @@ TEST(CopyPlanTest, MapsAreAlwaysAskedWithoutZeroDetection) {
   Options no_extents;
   no_extents.extents = false;
   EXPECT_FALSE(pair.Plan(no_extents).skip_costly_maps);
+  Options allocated;  // its reads are written whole: the maps say where the holes are
+  allocated.allocated = true;
+  EXPECT_FALSE(pair.Plan(allocated).skip_costly_maps);
 
   Pair slow_zero;
   slow_zero.destination.mutable_info().efficient_zero = false;

@@ -263,13 +263,35 @@ TEST(ParallelCopyTest, SkipsZeroesOnAZeroDestinationAndAllocatesWhenAsked) {
     EXPECT_EQ(f.stats.bytes_skipped, size - 4096);
   }
   {
+    // --allocated: the source's zero extent becomes allocated zeroes; a
+    // read with data is written whole, its zero blocks included (libnbd's
+    // shape); a read of nothing but zeroes becomes an allocated zero.
     Fixture f(bytes, size, 2);
+    f.source.AddZeroExtent(1024 * kKiB, 1024 * kKiB);
     CopyPlan plan = Plan(8, 64 * kKiB, 1024 * kKiB);
     plan.allocated = true;
     ASSERT_TRUE(f.Copy(plan).ok());
     EXPECT_EQ(f.destination.data(), bytes);
     EXPECT_TRUE(f.All("zero").empty());
-    EXPECT_FALSE(f.All("zero-alloc").empty());
+    uint64_t allocated_zeroes = 0, written = 0;
+    const auto all_zero = [&](const Operation& op) {
+      return std::all_of(bytes.begin() + op.offset, bytes.begin() + op.offset + op.length,
+                         [](std::byte b) { return b == std::byte{0}; });
+    };
+    for (const Operation& zero : f.All("zero-alloc")) {
+      EXPECT_TRUE(all_zero(zero)) << zero;
+      allocated_zeroes += zero.length;
+    }
+    for (const Operation& write : f.All("write")) {
+      EXPECT_FALSE(all_zero(write)) << write;
+      written += write.length;
+    }
+    EXPECT_EQ(allocated_zeroes + written, size);
+    const std::vector<Operation> writes = f.All("write");
+    auto first = std::find_if(writes.begin(), writes.end(),
+                              [](const Operation& write) { return write.offset == 0; });
+    ASSERT_NE(first, writes.end());
+    EXPECT_GT(first->length, 4096u);  // the zeroes after the data, written
   }
 }
 

@@ -206,6 +206,27 @@ TEST(SyncCopyTest, AllocatedAsksForAllocatedZeroes) {
   EXPECT_EQ(destination.log(), (std::vector<Operation>{{"zero-alloc", 0, 64 * kKiB}}));
 }
 
+TEST(SyncCopyTest, AllocatedWritesTheZeroBlocksOfDataAsRead) {
+  // data 4K | zero 8K | data 4K, all one data extent: one write, as libnbd's
+  // nbdcopy --allocated makes it, not write, zero, write.
+  auto bytes = RandomBytes(16 * kKiB);
+  std::fill(bytes.begin() + 4 * kKiB, bytes.begin() + 12 * kKiB, std::byte{0});
+  MemoryEndpoint source(bytes);
+  MemoryEndpoint destination(RandomBytes(16 * kKiB, 5));
+  CopyPlan plan = Plan(64 * kKiB, 4 * kKiB);
+  plan.allocated = true;
+  ASSERT_TRUE(Copy(plan, source, destination).ok());
+  EXPECT_EQ(destination.data(), source.data());
+  EXPECT_EQ(destination.log(), (std::vector<Operation>{{"write", 0, 16 * kKiB}}));
+  // A read of nothing but zeroes (a preallocated image's) is one allocated
+  // zero, not its bytes.
+  MemoryEndpoint zeroes(std::vector<std::byte>(16 * kKiB));
+  MemoryEndpoint target(RandomBytes(16 * kKiB, 6));
+  ASSERT_TRUE(Copy(plan, zeroes, target).ok());
+  EXPECT_EQ(target.data(), zeroes.data());
+  EXPECT_EQ(target.log(), (std::vector<Operation>{{"zero-alloc", 0, 16 * kKiB}}));
+}
+
 TEST(SyncCopyTest, ZeroDetectionSplitsAtSparseGranularity) {
   // data 4K | zero 8K | data 2K + zero 2K (a partly zero block stays data) | zero 4K
   auto bytes = RandomBytes(20 * kKiB);

@@ -11,12 +11,12 @@ namespace {
 // The runs ForEachZeroRun reports, as "offset+length:z|d" words.
 std::string Runs(uint64_t offset, const std::vector<std::byte>& data, uint64_t granule) {
   std::string text;
-  Status status = ForEachZeroRun(offset, data, granule,
-                                 [&](uint64_t at, std::span<const std::byte> run, bool zero) {
-                                   text += (text.empty() ? "" : " ") + std::to_string(at) + "+" +
-                                           std::to_string(run.size()) + (zero ? ":z" : ":d");
-                                   return Status::Ok();
-                                 });
+  Status status = ForEachZeroRun(
+      offset, data, granule, [&](uint64_t at, std::span<const std::byte> run, bool zero) {
+        if (!text.empty()) text += ' ';
+        text += std::to_string(at) + "+" + std::to_string(run.size()) + (zero ? ":z" : ":d");
+        return Status::Ok();
+      });
   EXPECT_TRUE(status.ok());
   return text;
 }
