@@ -10,6 +10,7 @@
 #include "nbdcopy/cancel.h"
 #include "nbdcopy/copy_job.h"
 #include "nbdcopy/options.h"
+#include "nbdcopy_version.h"
 
 namespace nbdcopy {
 namespace {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "base/text_lexer.h"
+#include "nbdcopy_version.h"
 
 namespace nbdcopy {
 

@@ -10,6 +10,8 @@
 #include <sstream>
 #include <string>
 
+#include "nbdcopy_version.h"
+
 namespace nbdcopy {
 namespace {
 
