@@ -176,6 +176,18 @@ fi
 target=$root
 
 mount_system
+# libnbd's own copy/ test scripts (compat-upstream-scripts runs them against
+# ours): the source of the libnbd that trixie ships, fetched once into
+# /usr/src of the root from the same mirror, kept with the root.
+if ! compgen -G "$target/usr/src/libnbd-*/copy" >/dev/null; then
+  start=$SECONDS
+  mirror=$(find_mirror)
+  echo "deb-src $mirror trixie main" >"$target/etc/apt/sources.list.d/nbdcopy-src.list"
+  run_in_root bash -c 'apt-get update -qq && apt-get install -y -qq --no-install-recommends dpkg-dev &&
+    cd /usr/src && apt-get source -qq libnbd && apt-get clean' >"$cache/source.log" 2>&1 ||
+    die "fetching libnbd's source failed: see $cache/source.log"
+  echo "debian13.sh: libnbd's source took $((SECONDS - start)) s"
+fi
 bind "$checkout" "$inside"
 bind "$ccache_dir" /var/cache/ccache
 versions=$(in_root dpkg-query -W -f='${Package} ${Version}, ' libnbd-bin nbdkit qemu-utils g++)
