@@ -598,6 +598,13 @@ def main():
             md += ["![throughput vs --queue-size](bench-queue-size.png)", ""]
         md += sweep_table("queue-size", q_xs, sweeps, " MiB") + [""]
         md += report_budget.section(sweeps, results, blist, confirms)
+    # Sections measured by hand or by scripts of their own (the 64 TiB qcow2,
+    # --salvage's cost): kept as written.
+    by_hand = os.path.join(os.path.dirname(os.path.abspath(__file__)), "by_hand.md")
+    if os.path.exists(by_hand) and meta.get("quick") != "1":
+        with open(by_hand) as f:
+            text = f.read()
+        md += [text[text.index("-->") + 3:].strip(), ""]
     # Both generations of peers (bench/generations.sh, its own run; report_generations.py
     # writes this section) and the hand-written reading of the figures.
     generations = os.path.join(os.path.dirname(os.path.abspath(__file__)), "generations.md")
