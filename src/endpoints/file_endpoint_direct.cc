@@ -84,7 +84,7 @@ Status FileEndpoint::WriteThroughBounce(uint64_t offset, std::span<const std::by
       if (n < 0 && errno == EINTR) continue;
       if (n < 0) {
         return IoError(name_, "write", offset, data.size(),
-                       fmt::format("reading its first or last sector: {}", errno));
+                       fmt::format("reading its first or last sector: {}", std::strerror(errno)));
       }
       if (n == 0) return IoError(name_, "write", offset, data.size(), "unexpected end of device");
       got += static_cast<size_t>(n);
