@@ -47,12 +47,13 @@
 #include <cstdint>
 
 #include "base/clock.h"
+#include "plan/copy_plan.h"
 
 namespace nbdcopy {
 
 class AdaptiveBudget {
  public:
-  static constexpr double kGain = 2.0;
+  static constexpr double kGain = kUsualBudgetGain;  // (plan/copy_plan.h)
   static constexpr auto kMinWindow = std::chrono::milliseconds(10);
   static constexpr int kWindowsPerRoundTrip = 4;  // a window lasts this many round trips at least
   static constexpr unsigned kProbeSpacing = 100;  // round trips between probes

@@ -19,6 +19,10 @@ namespace nbdcopy {
 // against the opened endpoints), then what the engines read, derived from
 // the settings by FinishPlan. The engines take what they need from here and
 // work nothing out again; nothing else of the options reaches them.
+// The adaptive budget's usual gain over the bandwidth-delay product: the
+// one place it is written (AdaptiveBudget::kGain is this).
+inline constexpr double kUsualBudgetGain = 2.0;
+
 struct CopyPlan {
   uint64_t request_size = 0;  // bytes per read/write, at most
   // The parallel engine adapts its request size in [min_request_size,
@@ -34,7 +38,7 @@ struct CopyPlan {
   // The parallel engine's budget over its bandwidth-delay product (see
   // engine/adaptive_budget.h); MakeCopyPlan doubles it into a served
   // destination (kServedDestinationGain).
-  double budget_gain = 2.0;
+  double budget_gain = kUsualBudgetGain;
   unsigned connections = 1;  // workers, one connection each
   unsigned requests = 1;     // requests in flight per worker
   bool synchronous = true;
