@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <strings.h>
 
+#include <charconv>
 #include <string_view>
 
 #include "base/percent_encoding.h"
@@ -94,11 +95,9 @@ Status CheckHostAndUser(const SshUri& ssh) {
 Result<unsigned> ParsePort(std::string_view text) {
   if (text.empty()) return 22u;  // "host:" is the default port, as in libnbd
   unsigned port = 0;
-  for (char c : text) {
-    if (c < '0' || c > '9' || port > 65535) break;
-    port = port * 10 + static_cast<unsigned>(c - '0');
-  }
-  if (text.find_first_not_of("0123456789") != std::string_view::npos || port == 0 || port > 65535) {
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), port);
+  // (from_chars takes digits only: no sign, no blank.)
+  if (error != std::errc() || end != text.data() + text.size() || port == 0 || port > 65535) {
     return Status::Error(fmt::format("the ssh port \"{}\" is not a number from 1 to 65535", text));
   }
   return port;
