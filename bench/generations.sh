@@ -46,14 +46,7 @@ set -euo pipefail
 
 BENCH=$(cd "$(dirname "$0")" && pwd)
 TOP=$(dirname "$BENCH")
-# scripts/debian13.sh's cached root, else the development root.
-# The Debian 13 root: $D13ROOT, else scripts/debian13.sh's cached root while its /dev and
-# /dev/shm are mounted (the script mounts them only while it runs), else the development root.
-usable_root() { [ -x "$1/usr/bin/nbdcopy" ] && [ -c "$1/dev/null" ] && [ -e "$1/proc/self" ]; }
-if [ -z "${D13ROOT:-}" ]; then
-  D13ROOT=/var/cache/nbdcopy/debian13
-  usable_root "$D13ROOT" || D13ROOT=/var/tmp/d13dev
-fi
+. "$BENCH/debian13_root.bash"  # D13ROOT
 NEW=${NEW:-$TOP/build/nbdcopy}
 BASE=${BASE:-}
 RUNS=${RUNS:-7}
