@@ -70,9 +70,8 @@ Status IoError(const std::string& name, const char* op, uint64_t offset, uint64_
 
 Status IoError(const std::string& name, const char* op, uint64_t offset, uint64_t length,
                int error_number) {
-  return Status::ErrorWithErrno(IoError(name, op, offset, length, std::strerror(error_number))
-                                    .message(),
-                                error_number);
+  return Status::ErrorWithErrno(
+      IoError(name, op, offset, length, std::strerror(error_number)).message(), error_number);
 }
 
 }  // namespace nbdcopy

@@ -192,8 +192,8 @@ class Narrowing {
 
 }  // namespace
 
-Status SalvageRead(Endpoint& source, uint64_t offset, std::span<std::byte> buffer,
-                   int error_number, LostRanges& lost) {
+Status SalvageRead(Endpoint& source, uint64_t offset, std::span<std::byte> buffer, int error_number,
+                   LostRanges& lost) {
   Narrowing narrowing(source, offset, buffer);
   Status status = narrowing.NarrowAll(error_number);
   const uint64_t end = offset + buffer.size();

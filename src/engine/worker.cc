@@ -223,9 +223,9 @@ bool Worker::Collect(std::vector<Completion>* completions) {
     if (!completion.status.ok() && i < reads && !Stopping()) {
       // (--salvage: the bytes that read, and zeroes; else the failure)
       Slot& slot = slots_[index];
-      completion.status = books_.Rescue(source_, slot.piece, slot.piece.offset,
-                                        std::span(slot.buffer, slot.piece.length),
-                                        std::move(completion.status));
+      completion.status =
+          books_.Rescue(source_, slot.piece, slot.piece.offset,
+                        std::span(slot.buffer, slot.piece.length), std::move(completion.status));
     }
     if (!completion.status.ok()) {
       slots_[index].ok = false;

@@ -31,9 +31,9 @@ bool IsStream(const Endpoint& endpoint);
 // Everything about the command line that is refused before any endpoint
 // is opened: options that need another (--ranges-type, --blkhash-file), a
 // report or digest mixed into data on stdout, --verify of what cannot be
-// read back, --salvage of a stream source, a file copied onto itself, an output file that is an operand
-// or another output or cannot be written (job/output_files.h), and what an
-// incremental copy cannot do (below). --checkpoint's come with FILE read (CheckpointJob::Load).
+// read back, --salvage of a stream source, a file copied onto itself, an output file that is an
+// operand or another output or cannot be written (job/output_files.h), and what an incremental copy
+// cannot do (below). --checkpoint's come with FILE read (CheckpointJob::Load).
 Status CheckOptions(const Options& options, const EndpointSpec& source,
                     const EndpointSpec& destination);
 

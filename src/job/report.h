@@ -10,9 +10,9 @@
 #include <utility>
 #include <vector>
 
-#include "plan/incremental.h"
-#include "nbdcopy/options.h"
 #include "engine/copy_stats.h"
+#include "nbdcopy/options.h"
+#include "plan/incremental.h"
 
 namespace nbdcopy {
 

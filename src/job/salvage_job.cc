@@ -14,8 +14,8 @@ std::string Plural(uint64_t count, const char* word) {
 
 // "0.0977% of 1073741824 bytes": what share of the image.
 std::string Share(uint64_t bytes, uint64_t size) {
-  const double percent = size > 0 ? 100.0 * static_cast<double>(bytes) / static_cast<double>(size)
-                                  : 0.0;
+  const double percent =
+      size > 0 ? 100.0 * static_cast<double>(bytes) / static_cast<double>(size) : 0.0;
   return fmt::format("{:.3g}% of {} bytes", percent, size);
 }
 
@@ -44,8 +44,8 @@ Status SalvageJob::CheckExpectedChecksum(const std::string& algorithm) const {
       lost_.source_name(), Plural(lost.bytes(), "byte"), algorithm));
 }
 
-std::shared_ptr<const Coverage> SalvageJob::VerifyCoverage(
-    std::shared_ptr<const Coverage> coverage, uint64_t* skipped) const {
+std::shared_ptr<const Coverage> SalvageJob::VerifyCoverage(std::shared_ptr<const Coverage> coverage,
+                                                           uint64_t* skipped) const {
   const RangeSet lost = lost_.ranges();
   *skipped = lost.bytes();
   if (lost.empty()) return coverage;
@@ -64,8 +64,9 @@ Status SalvageJob::Outcome(bool digests, const std::optional<std::string>& check
       lost_.source_name(), Plural(lost.bytes(), "byte"), Plural(lost.size(), "range"),
       Share(lost.bytes(), lost_.image_size()));
   if (digests) summary += "; the digests are of the rescued image";
-  if (checkpoint) summary += fmt::format("; --checkpoint={} marks them bad: run again to retry them",
-                                         *checkpoint);
+  if (checkpoint)
+    summary +=
+        fmt::format("; --checkpoint={} marks them bad: run again to retry them", *checkpoint);
   return Status::Unreadable(std::move(summary));
 }
 

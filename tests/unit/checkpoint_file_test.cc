@@ -497,18 +497,17 @@ TEST(CheckpointFileTest, DdrescuesFailedBlocksAreBadToo) {
 TEST(CheckpointFileTest, EachSampleFingerprintsMatchWhereBothRunsRead) {
   EXPECT_TRUE(FingerprintsMatch("blkhash-sha256/64K@16:ab", "blkhash-sha256/64K@16:ab"));
   EXPECT_FALSE(FingerprintsMatch("blkhash-sha256/64K@16:ab", "blkhash-sha256/64K@16:ac"));
-  EXPECT_TRUE(FingerprintsMatch("blkhash-sha256/64K@3/each:aa,-,cc",
-                                "blkhash-sha256/64K@3/each:aa,bb,cc"));
-  EXPECT_TRUE(FingerprintsMatch("blkhash-sha256/64K@3/each:aa,bb,-",
-                                "blkhash-sha256/64K@3/each:-,bb,cc"));
-  EXPECT_FALSE(FingerprintsMatch("blkhash-sha256/64K@3/each:aa,-,cc",
-                                 "blkhash-sha256/64K@3/each:aa,bb,cd"));
-  EXPECT_FALSE(FingerprintsMatch("blkhash-sha256/64K@3/each:aa,bb",
-                                 "blkhash-sha256/64K@3/each:aa,bb,cc"));
+  EXPECT_TRUE(
+      FingerprintsMatch("blkhash-sha256/64K@3/each:aa,-,cc", "blkhash-sha256/64K@3/each:aa,bb,cc"));
+  EXPECT_TRUE(
+      FingerprintsMatch("blkhash-sha256/64K@3/each:aa,bb,-", "blkhash-sha256/64K@3/each:-,bb,cc"));
+  EXPECT_FALSE(
+      FingerprintsMatch("blkhash-sha256/64K@3/each:aa,-,cc", "blkhash-sha256/64K@3/each:aa,bb,cd"));
+  EXPECT_FALSE(
+      FingerprintsMatch("blkhash-sha256/64K@3/each:aa,bb", "blkhash-sha256/64K@3/each:aa,bb,cc"));
   EXPECT_FALSE(FingerprintsMatch("blkhash-sha256/64K@3/each:aa,bb,cc",
                                  "blkhash-sha256/64K@4/each:aa,bb,cc"));
-  EXPECT_FALSE(FingerprintsMatch("blkhash-sha256/64K@3/each:aa,bb,cc",
-                                 "blkhash-sha256/64K@3:aa"));
+  EXPECT_FALSE(FingerprintsMatch("blkhash-sha256/64K@3/each:aa,bb,cc", "blkhash-sha256/64K@3:aa"));
 }
 
 }  // namespace

@@ -28,7 +28,9 @@ std::vector<std::byte> Pattern(size_t size) {
   return bytes;
 }
 
-EndpointSpec Nbd(const std::string& uri) { return EndpointSpec{EndpointKind::kNbdUri, uri, {}, {}}; }
+EndpointSpec Nbd(const std::string& uri) {
+  return EndpointSpec{EndpointKind::kNbdUri, uri, {}, {}};
+}
 EndpointSpec Local(const std::string& path) {
   return EndpointSpec{EndpointKind::kLocalPath, path, {}, {}};
 }
@@ -211,10 +213,11 @@ TEST_F(CheckpointJobTest, LoadRefusesStreamsNullAndFilesItCannotUse) {
           .message(),
       "--checkpoint=ck.map: null:: a resumable copy needs a destination written at "
       "offsets, not null:");
-  EXPECT_EQ(CheckpointJob::Load(options, {EndpointKind::kStdio, "-", {}, {}}, Nbd("nbd://dst"), files)
-                .status()
-                .message(),
-            "--checkpoint=ck.map: -: a stream source cannot be resumed");
+  EXPECT_EQ(
+      CheckpointJob::Load(options, {EndpointKind::kStdio, "-", {}, {}}, Nbd("nbd://dst"), files)
+          .status()
+          .message(),
+      "--checkpoint=ck.map: -: a stream source cannot be resumed");
   EXPECT_TRUE(files.log.empty());  // refused before FILE is read
 
   files.others.insert(kMap);

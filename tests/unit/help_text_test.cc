@@ -88,13 +88,14 @@ TEST(HelpTextTest, FitsOneScreen) {
 }
 
 TEST(HelpTextTest, LongOptionsTextIsExact) {
-  EXPECT_EQ(LongOptionsText(),
-            "--help\n--allocated\n--blkhash\n--blkhash-file\n--checkpoint\n--checksum\n"
-            "--checksum-file\n--connections\n"
-            "--destination-is-zero\n--dirty-bitmap\n--flush\n--json\n--no-extents\n--progress\n--"
-            "queue-size\n--ranges\n--ranges-type\n--rate\n"
-            "--request-size\n--requests\n--retry\n--salvage\n--sparse\n--synchronous\n--target-is-zero\n"
-            "--threads\n--timeout\n--verbose\n--verify\n--version\n");
+  EXPECT_EQ(
+      LongOptionsText(),
+      "--help\n--allocated\n--blkhash\n--blkhash-file\n--checkpoint\n--checksum\n"
+      "--checksum-file\n--connections\n"
+      "--destination-is-zero\n--dirty-bitmap\n--flush\n--json\n--no-extents\n--progress\n--"
+      "queue-size\n--ranges\n--ranges-type\n--rate\n"
+      "--request-size\n--requests\n--retry\n--salvage\n--sparse\n--synchronous\n--target-is-zero\n"
+      "--threads\n--timeout\n--verbose\n--verify\n--version\n");
 }
 
 TEST(HelpTextTest, ShortOptionsTextIsExact) {

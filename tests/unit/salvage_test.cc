@@ -61,8 +61,8 @@ TEST(SalvageTest, OnlyMediaErrorsAreUnreadable) {
 TEST(SalvageTest, NarrowsARequestToItsBadSectors) {
   const std::vector<std::byte> bytes = RandomBytes(64 * kKiB);
   MemoryEndpoint source(bytes, "src");
-  source.FailReadsIn(5000, 1);           // sector 4608..5120
-  source.FailReadsIn(40 * kKiB, 2048);   // four sectors
+  source.FailReadsIn(5000, 1);          // sector 4608..5120
+  source.FailReadsIn(40 * kKiB, 2048);  // four sectors
   Told told;
   LostRanges lost("src", bytes.size(), told.notice());
   std::vector<std::byte> buffer(bytes.size(), std::byte{0x55});
@@ -100,7 +100,8 @@ TEST(SalvageTest, AFailureThatIsNotUnreadableStaysFatal) {
   LostRanges lost("src", bytes.size(), nullptr);
   std::vector<std::byte> buffer(bytes.size());
   Status status = SalvageRead(source, 0, buffer, EIO, lost);
-  EXPECT_EQ(status.message(), "src: read at offset 0 length 4096: " + std::string(strerror(ENOTCONN)));
+  EXPECT_EQ(status.message(),
+            "src: read at offset 0 length 4096: " + std::string(strerror(ENOTCONN)));
   EXPECT_TRUE(lost.ranges().empty());
 }
 
@@ -119,8 +120,8 @@ TEST(SalvageLostRangesTest, ABadAreaOverSeveralRequestsIsOneLine) {
   EXPECT_EQ(told.lines.size(), 1u);
   lost.Finish();
   ASSERT_EQ(told.lines.size(), 2u);
-  EXPECT_EQ(told.lines[1], "src: unreadable: offset 524288 length 512: " +
-                               std::string(strerror(ENODATA)));
+  EXPECT_EQ(told.lines[1],
+            "src: unreadable: offset 524288 length 512: " + std::string(strerror(ENODATA)));
   EXPECT_EQ(lost.ranges(), Ranges({{64 * kKiB, 128 * kKiB}, {512 * kKiB, 512}}));
 }
 
@@ -151,11 +152,11 @@ class SalvageEngineTest : public testing::TestWithParam<EngineCase> {
 TEST_P(SalvageEngineTest, CopiesEveryReadableByte) {
   const std::vector<std::byte> bytes = RandomBytes(1024 * kKiB + 512);
   MemoryEndpoint source(bytes, "src");
-  const RangeSet bad = Ranges({{0, 512},                      // the first sector
-                               {100 * kKiB + 1536, 512},      // one sector inside a request
-                               {192 * kKiB, 256 * kKiB},      // four requests whole
-                               {640 * kKiB - 1024, 2048},     // across a request boundary
-                               {1024 * kKiB, 512}});          // the last sector
+  const RangeSet bad = Ranges({{0, 512},                   // the first sector
+                               {100 * kKiB + 1536, 512},   // one sector inside a request
+                               {192 * kKiB, 256 * kKiB},   // four requests whole
+                               {640 * kKiB - 1024, 2048},  // across a request boundary
+                               {1024 * kKiB, 512}});       // the last sector
   for (const RangeSet::Range& run : bad.Runs()) source.FailReadsIn(run.offset, run.length);
   if (!GetParam().synchronous) source.DeferCompletions(11);
   auto destination = MemoryEndpoint::Zeroes(bytes.size());
@@ -166,13 +167,12 @@ TEST_P(SalvageEngineTest, CopiesEveryReadableByte) {
   EXPECT_EQ(lost.ranges(), bad);
   EXPECT_EQ(destination.data(), Rescued(bytes, bad));
   std::sort(told.lines.begin(), told.lines.end());  // (as strings)
-  EXPECT_EQ(told.lines,
-            (std::vector<std::string>{
-                "src: unreadable: offset 0 length 512: Input/output error",
-                "src: unreadable: offset 103936 length 512: Input/output error",
-                "src: unreadable: offset 1048576 length 512: Input/output error",
-                "src: unreadable: offset 196608 length 262144: Input/output error",
-                "src: unreadable: offset 654336 length 2048: Input/output error"}));
+  EXPECT_EQ(told.lines, (std::vector<std::string>{
+                            "src: unreadable: offset 0 length 512: Input/output error",
+                            "src: unreadable: offset 103936 length 512: Input/output error",
+                            "src: unreadable: offset 1048576 length 512: Input/output error",
+                            "src: unreadable: offset 196608 length 262144: Input/output error",
+                            "src: unreadable: offset 654336 length 2048: Input/output error"}));
 }
 
 TEST_P(SalvageEngineTest, WithoutSalvageTheFirstBadSectorFailsTheCopy) {
@@ -201,9 +201,9 @@ INSTANTIATE_TEST_SUITE_P(Engines, SalvageEngineTest,
                          testing::Values(EngineCase{true, 1}, EngineCase{false, 1},
                                          EngineCase{false, 3}),
                          [](const auto& info) {
-                           return info.param.synchronous ? std::string("Sync")
-                                                         : "Parallel" +
-                                                               std::to_string(info.param.workers);
+                           return info.param.synchronous
+                                      ? std::string("Sync")
+                                      : "Parallel" + std::to_string(info.param.workers);
                          });
 
 }  // namespace
