@@ -108,14 +108,22 @@ void WorkMap::MapWindow(Endpoint& source, bool use_extents) {
   cursor_ = PlanPieces(cursor_, scratch_, rules_, &planned_);
   uint64_t zero_bytes = 0;
   for (const Extent& planned : planned_) zero_bytes += HandOut(planned);
-  if (!ask || !skip_costly_maps_ || extents == 0) return;
-  if (MapPaid(start, cursor_, extents, zero_bytes)) {
+  if (!ask || extents == 0) return;
+  if (!skip_costly_maps_) {
+    window_ = kWindow;
+  } else if (MapPaid(start, cursor_, extents, zero_bytes)) {
     unpaid_maps_ = 0;
     window_ = std::min(window_ * 8, kWindow);
   } else {
     ++unpaid_maps_;
     unasked_ = std::min(kFirstWindow << std::min(unpaid_maps_, 8u), kMaxUnasked);
     window_ = kFirstWindow;
+  }
+  const Extent& last = scratch_.back();
+  if ((last.zero || last.clean) && last.length >= kWindow) {
+    // Into a long hole: the next window may be as long as 8 times what this
+    // answer described (a wide block status describes TiB in one reply).
+    window_ = std::min(std::max(cursor_ - start, kWindow), kMaxHoleWindow / 8) * 8;
   }
 }
 

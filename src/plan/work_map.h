@@ -16,7 +16,9 @@
 // without asking (as data: the caller's zero detection finds the holes), a
 // stretch that doubles with every further map that does not pay, up to
 // kMaxUnasked. One small window is asked after each stretch, so a change
-// to large holes is seen within that bound.
+// to large holes is seen within that bound. Into long holes, windows grow
+// beyond the usual 1 GiB (kMaxHoleWindow), so that a sparse disk of many
+// TiB is mapped in a few queries, not one per GiB.
 //
 // Thread safety: TakeBatch() may be called from any thread; the caller's own
 // source connection answers the extents query, under the map's lock (held
@@ -97,6 +99,10 @@ class WorkMap {
  private:
   static constexpr uint64_t kWindow = 1ULL << 30;
   static constexpr uint64_t kFirstWindow = 16ULL << 20;
+  // After an answer that ended in a hole (or clean range) of kWindow or
+  // more, windows grow eightfold, up to this: a hole becomes zero pieces of
+  // at most rules.max_zero (1 GiB), all held at once, so at most 4096 here.
+  static constexpr uint64_t kMaxHoleWindow = 1ULL << 42;
   // What describing one extent costs a server, in bytes of reading it could
   // have done instead (nbdkit: about 1 us per extent against 0.15 ms per
   // MiB read; measured in docs/performance.md).

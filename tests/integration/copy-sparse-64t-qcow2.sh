@@ -6,8 +6,9 @@
 # What keeps it fast is the shape, asserted from --json (no timing here):
 # exactly the data is read and written, in a handful of requests; the holes
 # are skipped, never zeroed (a zero request per GiB would give the new
-# qcow2 gigabytes of L2 tables); the block-status queries stay at most one
-# per GiB window (WorkMap's), not one per request. The destination then
+# qcow2 gigabytes of L2 tables); the block-status queries are a few dozen
+# (64-bit replies, windows growing into the holes), not one per GiB
+# (65,538 before: 3.7 s against 0.14 s). The destination then
 # holds data at exactly those four ranges, with their bytes (qemu-img map,
 # qemu-io read -P), and nothing else. Skips without extended headers
 # (Debian 12: qemu 7.2, libnbd 1.14). Issue 43 measured this copy on
@@ -53,8 +54,8 @@ msg "size=$r_size read=$r_read written=$r_written zeroed=$r_zeroed skipped=$r_sk
 # Reads and writes of at least a qcow2 cluster (64 KiB) each.
 ((r_requests <= 2 * data / 65536)) ||
     fail "$r_requests requests for $data bytes of data: more than one read and one write per 64 KiB"
-((r_queries <= size / (1024 * MiB) + 2)) ||
-    fail "$r_queries block-status queries: more than one per GiB of the image"
+((r_queries <= 64)) ||
+    fail "$r_queries block-status queries for 4 data ranges in 64 TiB: expected at most 64"
 
 # The destination: data at exactly the four ranges, the rest unallocated
 # (reads as zeroes: no backing file), and the bytes are the source's.

@@ -221,8 +221,9 @@ struct FakeServer {
   }
 };
 
-Status Describe(FakeServer& server, uint64_t offset, uint64_t length, std::vector<Extent>* out) {
-  return DescribeExtents("nbd://x", offset, length, std::ref(server), out);
+Status Describe(FakeServer& server, uint64_t offset, uint64_t length, std::vector<Extent>* out,
+                uint64_t max_length = kMaxExtentsLength) {
+  return DescribeExtents("nbd://x", offset, length, max_length, std::ref(server), out);
 }
 
 TEST(NbdExtentsTest, DescribeAsksUntilTheRangeIsDescribed) {
@@ -288,6 +289,46 @@ TEST(NbdExtentsTest, DescribeAsksAtMostMaxExtentsLength) {
   ASSERT_EQ(server.requests.size(), 1u);
   EXPECT_EQ(server.requests[0].second, kMaxExtentsLength);
   EXPECT_EQ(out, (std::vector<Extent>{Data(0, kMaxExtentsLength)}));
+}
+
+// --- Wide block status (extended headers): 64-bit lengths ---
+
+constexpr uint64_t kTiB = K * K * K * K;
+
+TEST(NbdExtentsTest, AWideChunkDescribesTiBInOneExtent) {
+  ContextExtents context(ContextExtents::Meaning::kAllocation, 0, 64 * kTiB);
+  const std::vector<BlockStatusEntry> chunk = {{K * K, 0},
+                                               {32 * kTiB - K * K, kStateZero | kStateHole},
+                                               {K * K, 0},
+                                               {64 * kTiB, kStateZero}};
+  context.AddChunk(chunk);
+  // The last entry is cut at the end of the request.
+  EXPECT_EQ(
+      std::move(context).TakeExtents(),
+      (std::vector<Extent>{Data(0, K * K), Zero(K * K, 32 * kTiB - K * K), Data(32 * kTiB, K * K),
+                           Zero(32 * kTiB + K * K, 32 * kTiB - K * K)}));
+}
+
+TEST(NbdExtentsTest, AWideReplyRoutesEachContextAsANarrowOneDoes) {
+  BlockStatusReply reply(0, 8 * kTiB, kDirty);
+  const std::vector<BlockStatusEntry> allocation = {{8 * kTiB, kStateZero}};
+  const std::vector<BlockStatusEntry> bitmap = {{4 * kTiB, 0}, {4 * kTiB, kStateDirty}};
+  const std::vector<BlockStatusEntry> other = {{8 * kTiB, 0}};
+  reply.AddChunk("qemu:allocation-depth", other);  // not asked for: ignored
+  reply.AddChunk(kBaseAllocation, allocation);
+  reply.AddChunk(kDirty, bitmap);
+  std::vector<Extent> out;
+  ASSERT_TRUE(std::move(reply).Finish(&out));
+  EXPECT_EQ(out, (std::vector<Extent>{Clean(0, 4 * kTiB, true), Zero(4 * kTiB, 4 * kTiB)}));
+}
+
+TEST(NbdExtentsTest, DescribeAsksForTiBAtOnceWhenWide) {
+  FakeServer server({static_cast<int64_t>(64 * kTiB)}, /*zero=*/true);
+  std::vector<Extent> out;
+  ASSERT_TRUE(Describe(server, 0, 64 * kTiB, &out, kMaxWideExtentsLength).ok());
+  ASSERT_EQ(server.requests.size(), 1u);
+  EXPECT_EQ(server.requests[0].second, 64 * kTiB);
+  EXPECT_EQ(out, (std::vector<Extent>{Zero(0, 64 * kTiB)}));
 }
 
 }  // namespace

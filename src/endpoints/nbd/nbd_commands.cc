@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstddef>
 #include <cstring>
 #include <string>
 
@@ -21,6 +22,20 @@ int CollectExtents(void* user_data, const char* metacontext, uint64_t offset, ui
   return 0;
 }
 
+#ifdef LIBNBD_HAVE_NBD_AIO_BLOCK_STATUS_64
+static_assert(sizeof(nbd_extent) == sizeof(BlockStatusEntry) &&
+              offsetof(nbd_extent, length) == offsetof(BlockStatusEntry, length) &&
+              offsetof(nbd_extent, flags) == offsetof(BlockStatusEntry, flags));
+
+// The same for a wide reply (extended headers).
+int CollectWideExtents(void* user_data, const char* metacontext, uint64_t offset,
+                       nbd_extent* entries, size_t count, int* error) {
+  static_cast<BlockStatusReply*>(user_data)->AddChunk(
+      metacontext, {reinterpret_cast<const BlockStatusEntry*>(entries), count});
+  return 0;
+}
+#endif
+
 }  // namespace
 
 Status NbdEndpoint::OpError(const char* op, uint64_t offset, uint64_t length,
@@ -36,6 +51,15 @@ Status NbdEndpoint::LastError(const char* op, uint64_t offset, uint64_t length) 
     return OpError(op, offset, length, connection_error_);
   }
   return OpError(op, offset, length, LibnbdError());
+}
+
+bool NbdEndpoint::WideBlockStatus() const {
+#if defined(LIBNBD_HAVE_NBD_GET_EXTENDED_HEADERS_NEGOTIATED) && \
+    defined(LIBNBD_HAVE_NBD_AIO_BLOCK_STATUS_64)
+  return nbd_get_extended_headers_negotiated(handle_.get()) == 1;
+#else
+  return false;
+#endif
 }
 
 bool NbdEndpoint::IsShortTail(uint64_t offset, uint64_t length) const {
@@ -212,6 +236,14 @@ void NbdEndpoint::Issue(Command* command) {
       rc = nbd_aio_flush(h, done, 0);
       break;
     case Op::kExtents: {
+#ifdef LIBNBD_HAVE_NBD_AIO_BLOCK_STATUS_64
+      if (WideBlockStatus()) {
+        nbd_extent64_callback extents = {
+            .callback = CollectWideExtents, .user_data = command->buffer, .free = nullptr};
+        rc = nbd_aio_block_status_64(h, length, offset, extents, done, 0);
+        break;
+      }
+#endif
       nbd_extent_callback extents = {
           .callback = CollectExtents, .user_data = command->buffer, .free = nullptr};
       rc = nbd_aio_block_status(h, length, offset, extents, done, 0);

@@ -151,6 +151,9 @@ class NbdEndpoint : public Endpoint {
   // for an export size libnbd cannot report, and for a dirty bitmap the
   // server does not offer.
   [[nodiscard]] Status ReadCapabilities(EndpointInfo* info);
+  // Whether block status travels with 64-bit lengths on this connection
+  // (extended headers negotiated, and a libnbd that hands them on).
+  bool WideBlockStatus() const;
   // The error of a libnbd call that failed just now (on this thread).
   [[nodiscard]] Status LastError(const char* op, uint64_t offset, uint64_t length) const;
   // The request covers the short last block of an export whose size is not

@@ -18,20 +18,32 @@ void AppendExtent(std::vector<Extent>* out, size_t first, const Extent& extent) 
   }
 }
 
-void ContextExtents::AddChunk(std::span<const uint32_t> entries) {
+template <typename Entry>
+void ContextExtents::AddPairs(size_t count, Entry entry) {
   if (std::exchange(answered_, true)) return;
-  for (size_t i = 0; i + 1 < entries.size() && next_ < end_; i += 2) {
-    uint64_t length = std::min<uint64_t>(entries[i], end_ - next_);
+  for (size_t i = 0; i < count && next_ < end_; ++i) {
+    const BlockStatusEntry pair = entry(i);
+    uint64_t length = std::min(pair.length, end_ - next_);
     if (length == 0) break;  // No progress: leave the rest undescribed.
     Extent extent{.offset = next_, .length = length};
     if (meaning_ == Meaning::kDirtyBitmap) {
-      extent.clean = (entries[i + 1] & kStateDirty) == 0;
+      extent.clean = (pair.flags & kStateDirty) == 0;
     } else {
-      extent.zero = (entries[i + 1] & kStateZero) != 0;
+      extent.zero = (pair.flags & kStateZero) != 0;
     }
     AppendExtent(&extents_, 0, extent);
     next_ += length;
   }
+}
+
+void ContextExtents::AddChunk(std::span<const uint32_t> entries) {
+  AddPairs(entries.size() / 2, [entries](size_t i) {
+    return BlockStatusEntry{entries[2 * i], entries[2 * i + 1]};
+  });
+}
+
+void ContextExtents::AddChunk(std::span<const BlockStatusEntry> entries) {
+  AddPairs(entries.size(), [entries](size_t i) { return entries[i]; });
 }
 
 void MergeContexts(uint64_t offset, std::vector<Extent> allocation,
@@ -53,12 +65,19 @@ void MergeContexts(uint64_t offset, std::vector<Extent> allocation,
   }
 }
 
+ContextExtents* BlockStatusReply::Answering(std::string_view context) {
+  if (context == kBaseAllocation) return &allocation_;
+  if (!dirty_context_.empty() && context == dirty_context_) return &dirty_;
+  return nullptr;
+}
+
 void BlockStatusReply::AddChunk(std::string_view context, std::span<const uint32_t> entries) {
-  if (context == kBaseAllocation) {
-    allocation_.AddChunk(entries);
-  } else if (!dirty_context_.empty() && context == dirty_context_) {
-    dirty_.AddChunk(entries);
-  }
+  if (ContextExtents* answer = Answering(context)) answer->AddChunk(entries);
+}
+
+void BlockStatusReply::AddChunk(std::string_view context,
+                                std::span<const BlockStatusEntry> entries) {
+  if (ContextExtents* answer = Answering(context)) answer->AddChunk(entries);
 }
 
 bool BlockStatusReply::Finish(std::vector<Extent>* out) && {
@@ -73,8 +92,9 @@ bool BlockStatusReply::Finish(std::vector<Extent>* out) && {
 }
 
 Status DescribeExtents(const std::string& endpoint_name, uint64_t offset, uint64_t length,
-                       const BlockStatusCall& block_status, std::vector<Extent>* out) {
-  const uint64_t end = offset + std::min(length, kMaxExtentsLength);
+                       uint64_t max_length, const BlockStatusCall& block_status,
+                       std::vector<Extent>* out) {
+  const uint64_t end = offset + std::min(length, max_length);
   const size_t first = out->size();
   uint64_t position = offset;
   for (int round = 0; round < kExtentsRounds && position < end; ++round) {

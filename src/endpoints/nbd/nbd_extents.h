@@ -35,6 +35,10 @@ inline constexpr uint32_t kStateDirty = 1u << 0;  // dirty bitmap: changed since
 
 // Block-status lengths travel as 32-bit fields; stay well inside.
 inline constexpr uint64_t kMaxExtentsLength = 1ULL << 31;
+// With extended headers (libnbd >= 1.18 and a server that offers them:
+// qemu-nbd >= 8.2, nbdkit >= 1.36) they are 64-bit, and one request can
+// describe a hole of many TiB: ask for up to this much at once.
+inline constexpr uint64_t kMaxWideExtentsLength = 1ULL << 62;
 // A server may describe a range a little at a time. Ask again a few times;
 // then whatever of kMinDescribed is still undescribed is data, so that a
 // server describing a few bytes per reply cannot make every request tiny.
@@ -44,6 +48,13 @@ inline constexpr uint64_t kMinDescribed = 1ULL << 20;
 // Appends extent to *out, merged into the last extent when that one is at
 // index `first` or later and alike (same zero and clean).
 void AppendExtent(std::vector<Extent>* out, size_t first, const Extent& extent);
+
+// One (length, flags) pair of a reply, as wide block status (extended
+// headers) sends it; a narrow reply's uint32_t pairs widen to it.
+struct BlockStatusEntry {
+  uint64_t length;
+  uint64_t flags;
+};
 
 // One meta context's answer to a request for [offset, offset + length), as
 // contiguous extents from offset. base:allocation sets `zero`, a dirty
@@ -60,11 +71,17 @@ class ContextExtents {
   // read as continuing the first. Extents are cut at the end of the
   // request, and a zero-length extent ends the chunk (no progress).
   void AddChunk(std::span<const uint32_t> entries);
+  // The same, for a wide reply.
+  void AddChunk(std::span<const BlockStatusEntry> entries);
 
   const std::vector<Extent>& extents() const { return extents_; }
   [[nodiscard]] std::vector<Extent> TakeExtents() && { return std::move(extents_); }
 
  private:
+  // Takes the pairs [0, count) that entry(i) yields.
+  template <typename Entry>
+  void AddPairs(size_t count, Entry entry);
+
   Meaning meaning_;
   uint64_t next_;  // where the next extent starts
   uint64_t end_;
@@ -92,6 +109,7 @@ class BlockStatusReply {
         dirty_(ContextExtents::Meaning::kDirtyBitmap, offset, length) {}
 
   void AddChunk(std::string_view context, std::span<const uint32_t> entries);
+  void AddChunk(std::string_view context, std::span<const BlockStatusEntry> entries);
 
   // Call once the reply has ended well: appends its extents to *out
   // (possibly none). false, appending nothing, when a dirty bitmap was asked
@@ -99,6 +117,9 @@ class BlockStatusReply {
   [[nodiscard]] bool Finish(std::vector<Extent>* out) &&;
 
  private:
+  // The context's answer being gathered; nullptr: not asked for.
+  ContextExtents* Answering(std::string_view context);
+
   uint64_t offset_;
   std::string dirty_context_;
   ContextExtents allocation_;
@@ -112,14 +133,15 @@ using BlockStatusCall =
     std::function<Status(uint64_t offset, uint64_t length, std::vector<Extent>* out)>;
 
 // Endpoint::Extents over block_status: asks about [offset, offset + length)
-// (at most kMaxExtentsLength) until the range is described, a reply makes
+// (at most max_length: kMaxExtentsLength, or kMaxWideExtentsLength when
+// the connection's block status is wide) until the range is described, a reply makes
 // no progress or kExtentsRounds replies came; then at least kMinDescribed
 // (or the range, if shorter) is described, the rest as data. A failure
 // after some progress keeps what was described; a failure or no
 // description at all fails, naming endpoint_name.
 [[nodiscard]] Status DescribeExtents(const std::string& endpoint_name, uint64_t offset,
-                                     uint64_t length, const BlockStatusCall& block_status,
-                                     std::vector<Extent>* out);
+                                     uint64_t length, uint64_t max_length,
+                                     const BlockStatusCall& block_status, std::vector<Extent>* out);
 
 }  // namespace nbdcopy
 

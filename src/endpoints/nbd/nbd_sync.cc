@@ -85,7 +85,7 @@ Status NbdEndpoint::BlockStatus(uint64_t offset, uint64_t length, std::vector<Ex
 Status NbdEndpoint::Extents(uint64_t offset, uint64_t length, std::vector<Extent>* out) {
   if (!info_.can_extents) return Endpoint::Extents(offset, length, out);
   return DescribeExtents(
-      name_, offset, length,
+      name_, offset, length, WideBlockStatus() ? kMaxWideExtentsLength : kMaxExtentsLength,
       [this](uint64_t position, uint64_t left, std::vector<Extent>* described) {
         return BlockStatus(position, left, described);
       },
