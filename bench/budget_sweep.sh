@@ -13,6 +13,11 @@
 #          delay-write=$DELAY_WRITE (a device whose every write takes a known time; where
 #          root may, a loop device on a device-mapper delay target would be the same, but
 #          this kernel has no device mapper)
+#   memory nbdkit -r pattern $MEMORY_SIZE -> a fresh nbdkit memory (no device at all: the
+#          servers' CPU sets the pace); also -C 1/2/8 and the two peers, to show whether any
+#          setting of any client comes nearer the floor
+#   slowread  nbdkit -r --filter=delay pattern $DELAY_SIZE delay-read=$DELAY_READ -> a fresh
+#          nbdkit memory (a slow source), with the same extra commands
 #
 # Commands: ours with its defaults, and ours with fixed budgets: --requests R
 # --request-size S --queue-size R*S for every R in $SWEEP_REQUESTS and S in $SWEEP_SIZES
@@ -30,6 +35,8 @@ DISKDIR=${DISKDIR:-$BENCH/out/disk}
 DISK_SIZE=${DISK_SIZE:-1G}
 DELAY_SIZE=${DELAY_SIZE:-512M}
 DELAY_WRITE=${DELAY_WRITE:-5ms}
+DELAY_READ=${DELAY_READ:-10ms}
+MEMORY_SIZE=${MEMORY_SIZE:-1G}
 read -r -a SWEEP_REQUESTS <<<"${SWEEP_REQUESTS:-4 16 64}"
 read -r -a SWEEP_SIZES <<<"${SWEEP_SIZES:-256K 1M 4M}"
 DEVICES=("${@:-disk delay}")
@@ -41,10 +48,15 @@ trap '[ -s "$T/src.pid" ] && kill "$(cat "$T/src.pid")"; rm -rf "$T"; rm -f "$DI
 bytes() { numfmt --from=iec "$1"; }
 
 for dev in "${DEVICES[@]}"; do
-  size=$([ "$dev" = disk ] && echo "$DISK_SIZE" || echo "$DELAY_SIZE")
+  size=$DELAY_SIZE source=(pattern)
+  case $dev in
+    disk) size=$DISK_SIZE ;;
+    memory) size=$MEMORY_SIZE ;;
+    slowread) source=(--filter=delay pattern "delay-read=$DELAY_READ") ;;
+  esac
   [ -s "$T/src.pid" ] && kill "$(cat "$T/src.pid")" && sleep 0.2
   rm -f "$T/src.pid" "$T/src.sock"
-  nbdkit -U "$T/src.sock" -P "$T/src.pid" -r pattern "size=$size"
+  nbdkit -U "$T/src.sock" -P "$T/src.pid" -r "${source[@]}" "size=$size"
   while [ ! -s "$T/src.pid" ]; do sleep 0.05; done
   src="nbd+unix:///?socket=$T/src.sock"
   dst='nbd+unix:///?socket={sock}'
@@ -67,6 +79,15 @@ for dev in "${DEVICES[@]}"; do
       args=(default "$server ::: $NEW --flush $src $dst"
         "qemu-img" "$server ::: qemu-img convert -n -W -f raw -O raw $src $dst"
         "nbdcopy" "$server ::: /usr/bin/nbdcopy --flush $src $dst")
+      ;;
+    memory | slowread)
+      server="nbdkit -f -U {sock} memory size=$size"
+      opts+=(--stop-server)
+      flush="--flush "
+      args=(default "$server ::: $NEW --flush $src $dst"
+        "qemu-img" "$server ::: qemu-img convert -n -W -f raw -O raw $src $dst"
+        "nbdcopy" "$server ::: /usr/bin/nbdcopy --flush $src $dst")
+      for c in 1 2 8; do args+=("C$c" "$server ::: $NEW --flush -C $c $src $dst"); done
       ;;
     *) echo "budget_sweep: unknown device $dev" >&2; exit 1 ;;
   esac

@@ -15,6 +15,9 @@ from reportlib import fmt_ratio, fmt_time, load_cmds, read
 DEVICES = {
     "disk": "nbdkit pattern → qemu-nbd `--cache=none --aio=native` on a file on the disk",
     "delay": "nbdkit pattern → nbdkit memory behind the delay filter (every write delayed)",
+    "memory": "nbdkit pattern → a fresh nbdkit memory (no device: the servers set the pace)",
+    "slowread": "nbdkit pattern behind the delay filter (every read delayed) → a fresh nbdkit "
+                "memory",
 }
 TARGET = 1.05
 
@@ -40,12 +43,18 @@ def main(argv):
         best = min(fixed, key=wall.get) if fixed else None
         out += [f"### {dev}: {what}, {size}", "", "```sh"]
         out += [f"# {k}: {c}" for k, c in cmds.items()] + ["```", "",
-                "| command | median wall | copier CPU | default / this (pairs) |",
-                "|---|---:|---:|---:|"]
+                "| command | median wall | copier CPU | floor | wall / floor "
+                "| default / this (pairs) |",
+                "|---|---:|---:|---:|---:|---:|"]
         for k, v in res.items():
             cpu = statistics.median(s["cpu"] for s in v)
+            # floor: the copier's and the servers' CPU over the two cores (bench/
+            # generations.sh's, without its qemu-nbd main-thread term).
+            floor = statistics.median(
+                (s["cpu"] + s.get("server_cpu", 0) + s.get("also_cpu", 0)) / 2 for s in v)
             mark = " (best fixed)" if k == best else ""
             out.append(f"| {k}{mark} | {fmt_time(wall[k])} | {fmt_time(cpu)} "
+                       f"| {fmt_time(floor)} | {fmt_ratio(wall[k] / floor)} "
                        f"| {fmt_ratio(pair_ratio(default, v))} |")
         if best:
             r = pair_ratio(default, res[best])
