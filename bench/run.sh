@@ -7,7 +7,8 @@
 #        WORKLOADS="blkhash-pattern blkhash-copy" SWEEP=0 bench/run.sh   a subset
 #        WORKLOADS="checksum-pattern checksum-fsimage checksum-sparse" SWEEP=0 bench/run.sh
 # Environment: see bench/README.md (NBDCOPY, QUICK, RUNS, WARMUP, SWEEP, SWEEP_RUNS, CONFIRM_RUNS,
-# WORKLOADS, OUTDIR, RAW, TMPDIR, SHM, FSIMAGE_DIR, FSIMAGE_MIB, FSCACHE, DISKDIR, INCCACHE).
+# WORKLOADS, OUTDIR, RAW, TMPDIR, SHM, FSIMAGE_DIR, FSIMAGE_MIB, FSCACHE, DISKDIR, INCCACHE,
+# GROWTH_D13, D13ROOT).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -85,18 +86,21 @@ HAS_BLKHASH=0
 case $("$OURS" --help 2>&1 || true) in *--blkhash*) HAS_BLKHASH=1 ;; esac
 
 # ---- servers ----------------------------------------------------------------------
-# Every server runs on a unix socket in $T with a pidfile; all are stopped at exit.
-uri() { echo "nbd+unix:///?socket=$T/$1.sock"; }
+# Every server runs on a unix socket in $T with a pidfile; all are stopped at exit. A
+# workload may put its sockets elsewhere with a local SOCKDIR (growth: on $SHM, which the
+# Debian 13 root sees at the same path); the pid files stay in $T.
+uri() { echo "nbd+unix:///?socket=${SOCKDIR:-$T}/$1.sock"; }
 
 start_server() { # NAME NBDKIT-ARGS...
-  local name=$1; shift
-  rm -f "$T/$name.pid" "$T/$name.sock"
-  echo "nbdkit -U $T/$name.sock -P $T/$name.pid $*" >>"$T/servers.log"
-  nbdkit --exit-with-parent -U "$T/$name.sock" -P "$T/$name.pid" "$@" \
+  local name=$1 sock; shift
+  sock=${SOCKDIR:-$T}/$name.sock
+  rm -f "$T/$name.pid" "$sock"
+  echo "nbdkit -U $sock -P $T/$name.pid $*" >>"$T/servers.log"
+  nbdkit --exit-with-parent -U "$sock" -P "$T/$name.pid" "$@" \
     >>"$T/nbdkit.log" 2>&1 &
   local i
   for ((i = 0; i < 200; i++)); do
-    [ -s "$T/$name.pid" ] && [ -S "$T/$name.sock" ] && return 0
+    [ -s "$T/$name.pid" ] && [ -S "$sock" ] && return 0
     sleep 0.05
   done
   die "nbdkit $name did not start: $(tail -3 "$T/nbdkit.log")"
@@ -111,7 +115,7 @@ stop_server() { # NAME
     kill -0 "$pid" 2>/dev/null || break
     sleep 0.05
   done
-  rm -f "$pidfile" "$T/$1.sock"
+  rm -f "$pidfile" "${SOCKDIR:-$T}/$1.sock"
 }
 
 cleanup() {
@@ -492,7 +496,7 @@ PY
 # incremental (--dirty-bitmap)
 # shellcheck source=bench/incremental_workload.sh
 . "$BENCH/incremental_workload.sh"
-# growth (fragmentation and virtual size against nbdcopy)
+# growth (fragmentation and virtual size against nbdcopy 1.14 and, by chroot, 1.22)
 # shellcheck source=bench/growth_workload.sh
 . "$BENCH/growth_workload.sh"
 # checksum-* (--checksum against sha256sum and nbdcopy | sha256sum)
