@@ -10,6 +10,8 @@
 // blocks and only they are jumped over; done ranges hashed: exactly they
 // are handed out hash-only (as zeroes only over zero segments); unlisted
 // ranges hashed as zeroes (--verify of a list): exactly they, kHashAsZero.
+// Huge images of long holes (to 4 TiB): no query longer than
+// WorkMap::LongestWindow().
 #include <fuzzer/FuzzedDataProvider.h>
 
 #include <algorithm>
@@ -115,9 +117,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // an input to some 10^5 extents and operations.
   rules.max_data = std::max<uint64_t>(64 * 1024, rules.alignment) *
                    input.ConsumeIntegralInRange<uint64_t>(1, 16);
+  // Huge images of long holes (up to 4 TiB, holes of 1 GiB to 4 TiB, data
+  // runs of at most 1 MiB): windows grow into the holes beyond 1 GiB. Their
+  // zero pieces are as long as a copy's (about 1 GiB: plan/copy_plan.cc),
+  // else an input would take minutes.
+  const bool huge = input.ConsumeBool();
   rules.max_zero = rules.max_data * input.ConsumeIntegralInRange<uint64_t>(1, 1024);
+  if (huge)
+    rules.max_zero =
+        std::max(rules.max_zero, (uint64_t{1} << 30) / rules.max_data * rules.max_data);
   rules.coalesce_below = input.ConsumeIntegralInRange<uint64_t>(0, 1 << 18);
-  rules.image_size = input.ConsumeIntegralInRange<uint64_t>(1, uint64_t{2} << 30);
+  rules.image_size =
+      input.ConsumeIntegralInRange<uint64_t>(1, huge ? uint64_t{1} << 42 : uint64_t{2} << 30);
   const bool skip_costly_maps = input.ConsumeBool();
   const bool use_extents = input.ConsumeBool() || skip_costly_maps;
   const uint64_t batch = input.ConsumeIntegralInRange<uint64_t>(1, 64 * kMiB);
@@ -127,6 +138,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::vector<Segment> segments;
   const size_t count = input.ConsumeIntegralInRange<size_t>(1, 8);
   for (size_t i = 0; i < count; ++i) {
+    if (huge) {
+      const bool zero = i == 0 || input.ConsumeBool();  // a hole in every period
+      segments.push_back(
+          Segment{zero ? input.ConsumeIntegralInRange<uint64_t>(1024 * kMiB, uint64_t{1} << 42)
+                       : input.ConsumeIntegralInRange<uint64_t>(4096, kMiB),
+                  zero});
+      continue;
+    }
     uint64_t length = input.ConsumeBool()
                           ? input.ConsumeIntegralInRange<uint64_t>(4096, 256 * 1024)
                           : input.ConsumeIntegralInRange<uint64_t>(4096, 512 * kMiB);
@@ -182,6 +201,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   FUZZ_CHECK(position == rules.image_size ||
                  (mode == 1 && inward.Contains(position, rules.image_size - position)),
              "pieces end at %" PRIu64 ", the image at %" PRIu64, position, rules.image_size);
+
+  // No query asks for more than the longest window (so a hole's zero pieces
+  // held at once stay bounded).
+  for (const Extent& answer : source.answers) {
+    FUZZ_CHECK(answer.length <= nbdcopy::WorkMap::LongestWindow(rules),
+               "a query of %" PRIu64 " bytes at %" PRIu64, answer.length, answer.offset);
+  }
 
   const nbdcopy::WorkMap::Stats stats = map.stats();
   FUZZ_CHECK(stats.bytes_unasked <= rules.image_size, "%" PRIu64 " bytes unasked",

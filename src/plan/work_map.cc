@@ -123,7 +123,7 @@ void WorkMap::MapWindow(Endpoint& source, bool use_extents) {
   if ((last.zero || last.clean) && last.length >= kWindow) {
     // Into a long hole: the next window may be as long as 8 times what this
     // answer described (a wide block status describes TiB in one reply).
-    window_ = std::min(std::max(cursor_ - start, kWindow), kMaxHoleWindow / 8) * 8;
+    window_ = std::min(std::max(cursor_ - start, kWindow), LongestWindow(rules_) / 8) * 8;
   }
 }
 

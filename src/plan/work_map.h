@@ -26,6 +26,7 @@
 #ifndef NBDCOPY_WORK_MAP_H_
 #define NBDCOPY_WORK_MAP_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <deque>
 #include <optional>
@@ -45,6 +46,18 @@ class WorkMap {
   // The longest stretch copied without asking (skip_costly_maps): what a
   // change to large holes inside it can cost is reading this much.
   static constexpr uint64_t kMaxUnasked = 256ULL << 20;
+  // The usual extents window.
+  static constexpr uint64_t kWindow = 1ULL << 30;
+  // After an answer that ended in a hole (or clean range) of 1 GiB (the
+  // usual window) or more, windows grow eightfold, up to LongestWindow():
+  // a hole becomes zero pieces of at most rules.max_zero (1 GiB in a copy),
+  // all held at once, so at most kMaxHolePieces of them, and never more
+  // than kMaxHoleWindow (4 TiB).
+  static constexpr uint64_t kMaxHoleWindow = 1ULL << 42;
+  static constexpr uint64_t kMaxHolePieces = 4096;
+  static uint64_t LongestWindow(const PlanRules& rules) {
+    return std::max(kWindow, std::min(kMaxHoleWindow, rules.max_zero * kMaxHolePieces));
+  }
 
   // What asking for extents cost and saved, for -v.
   struct Stats {
@@ -97,12 +110,7 @@ class WorkMap {
   }
 
  private:
-  static constexpr uint64_t kWindow = 1ULL << 30;
   static constexpr uint64_t kFirstWindow = 16ULL << 20;
-  // After an answer that ended in a hole (or clean range) of kWindow or
-  // more, windows grow eightfold, up to this: a hole becomes zero pieces of
-  // at most rules.max_zero (1 GiB), all held at once, so at most 4096 here.
-  static constexpr uint64_t kMaxHoleWindow = 1ULL << 42;
   // What describing one extent costs a server, in bytes of reading it could
   // have done instead (nbdkit: about 1 us per extent against 0.15 ms per
   // MiB read; measured in docs/performance.md).
