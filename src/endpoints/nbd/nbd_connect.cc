@@ -17,6 +17,7 @@
 #include "endpoints/nbd/nbd_export_change.h"
 #include "endpoints/nbd/nbd_extents.h"
 #include "endpoints/nbd/nbd_handshake_cut.h"
+#include "endpoints/nbd/nbd_socket_buffer.h"
 #include "endpoints/nbd/nbd_ssh.h"
 #include "endpoints/nbd/nbd_tls.h"
 
@@ -172,6 +173,7 @@ Status NbdEndpoint::ConnectOnce() {
     }
     return Status::Error(why);
   }
+  WidenUnixSendBuffer(nbd_aio_get_fd(handle_.get()));
   EndpointInfo now;
   if (Status status = ReadCapabilities(&now); !status.ok()) return unusable(status);
   // The copy planned with the reference: a server that changed it is
