@@ -130,9 +130,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   rules.image_size =
       input.ConsumeIntegralInRange<uint64_t>(1, huge ? uint64_t{1} << 42 : uint64_t{2} << 30);
   const bool skip_costly_maps = input.ConsumeBool();
-  const bool use_extents = input.ConsumeBool() || skip_costly_maps;
+  // (Huge images: every window asked and answered, or TiB of it would be
+  // data pieces, millions of them.)
+  const bool use_extents = input.ConsumeBool() || skip_costly_maps || huge;
   const uint64_t batch = input.ConsumeIntegralInRange<uint64_t>(1, 64 * kMiB);
-  const unsigned fail_every = input.ConsumeIntegralInRange<unsigned>(0, 8);
+  const unsigned fail_every = huge ? 0 : input.ConsumeIntegralInRange<unsigned>(0, 8);
   const unsigned short_every = input.ConsumeIntegralInRange<unsigned>(0, 8);
 
   std::vector<Segment> segments;
@@ -155,7 +157,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 
   // The coverage: 0: none; 1: done, skipped; 2: done, hashed; 3: unlisted,
   // hashed as zeroes.
-  const int mode = input.ConsumeIntegralInRange(0, 3);
+  // (Huge images: no hashed coverage, whose pieces would be data-sized.)
+  const int mode = input.ConsumeIntegralInRange(0, huge ? 1 : 3);
   nbdcopy::RangeSet covered;
   for (int i = input.ConsumeIntegralInRange(0, 6); mode != 0 && i > 0; --i) {
     uint64_t offset = input.ConsumeIntegralInRange<uint64_t>(0, rules.image_size - 1);
