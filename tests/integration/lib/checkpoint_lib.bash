@@ -91,14 +91,19 @@ _map_done() {
     MAP_NOW=$sum
 }
 
-# _group_alive PGID: a process of the group still runs (zombies, which a
-# slow subreaper may leave for a while, do not count).  When not even a
-# zombie is left, kill -0 says so without a fork.
+# _group_alive PGID: a thread of the group's processes still runs. Each
+# thread counts: SIGKILLed, a multi-threaded server's main thread can be a
+# zombie while another is still ending its I/O, and that thread still holds
+# the process's files (qemu-nbd's image lock: qemu-img then fails to open
+# the image). Zombies, which a slow subreaper may leave for a while, do not
+# count. When not even a zombie is left, kill -0 says so without a fork.
 _group_alive() {
-    local p
+    local p t
     kill -0 -- "-$1" 2>/dev/null || return 1
     for p in $(pgrep -g "$1"); do
-        _alive "$p" && return 0
+        for t in /proc/"$p"/task/*; do
+            _alive "${t##*/}" && return 0
+        done
     done
     return 1
 }
