@@ -2,34 +2,36 @@
 
 #include <sys/socket.h>
 
+#include <algorithm>
+
 namespace nbdcopy {
 
+namespace {
+
+// A socket option's integer value; -1 when fd is no socket or it fails.
+int IntOption(int fd, int option) {
+  int value = 0;
+  socklen_t length = sizeof value;
+  return getsockopt(fd, SOL_SOCKET, option, &value, &length) == 0 ? value : -1;
+}
+
+}  // namespace
+
 int WidenUnixSendBuffer(int fd) {
-  sockaddr_storage address{};
-  socklen_t length = sizeof address;
-  int type = 0;
-  socklen_t type_length = sizeof type;
-  if (getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == -1 ||
-      address.ss_family != AF_UNIX ||
-      getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &type_length) == -1 || type != SOCK_STREAM) {
-    return 0;
-  }
-  int size = kUnixSendBuffer;
-  // Never smaller than it is (a larger default, or one set by the admin).
-  int now = 0;
-  socklen_t size_length = sizeof now;
-  if (getsockopt(fd, SOL_SOCKET, SO_SNDBUF, &now, &size_length) == 0 && now >= size) return now;
+  if (IntOption(fd, SO_DOMAIN) != AF_UNIX || IntOption(fd, SO_TYPE) != SOCK_STREAM) return 0;
+  // The kernel reports twice what it grants: never shrink a buffer already
+  // as large (a larger default, or one the admin set).
+  const int wanted = 2 * kUnixSendBuffer;
+  if (const int now = IntOption(fd, SO_SNDBUF); now >= wanted) return now;
+  const int size = kUnixSendBuffer;
   (void)setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, sizeof size);
-  size_length = sizeof now;
-  if (getsockopt(fd, SOL_SOCKET, SO_SNDBUF, &now, &size_length) == -1) return 0;
   // Capped by net.core.wmem_max: with CAP_NET_ADMIN (root, as migration
   // tools often run), past it, as systemd's fd_set_sndbuf() does; without,
   // EPERM leaves the capped size.
-  if (now < 2 * size && setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &size, sizeof size) == 0) {
-    size_length = sizeof now;
-    if (getsockopt(fd, SOL_SOCKET, SO_SNDBUF, &now, &size_length) == -1) return 0;
+  if (IntOption(fd, SO_SNDBUF) < wanted) {
+    (void)setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &size, sizeof size);
   }
-  return now;
+  return std::max(IntOption(fd, SO_SNDBUF), 0);
 }
 
 }  // namespace nbdcopy

@@ -26,9 +26,10 @@ inline constexpr int kUnixSendBuffer = 4 << 20;
 
 // REQUIRES: fd is a connected socket, or any descriptor.
 // When fd is a Unix stream socket (a local server, "[ CMD ]", the pipe to
-// ssh), asks for kUnixSendBuffer (forced when privileged) and returns the
-// size the kernel reports after it; else changes nothing and returns 0. Best effort: a refusal
-// leaves the socket as it was, as a copy works either way.
+// ssh), asks for kUnixSendBuffer (forced when privileged) unless it has as
+// much already, and returns the size the kernel reports after it; else
+// changes nothing and returns 0. Best effort: a refusal leaves the socket
+// as it was, as a copy works either way.
 int WidenUnixSendBuffer(int fd);
 
 }  // namespace nbdcopy
