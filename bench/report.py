@@ -531,6 +531,10 @@ def main():
            + "; ".join((read(os.path.join(raw, 'version-ours.txt'), '?') or '?').split("\n")).strip("; "),
            "- /usr/bin/nbdcopy: "
            + "; ".join((read(os.path.join(raw, 'version-nbdcopy.txt'), '?') or '?').split("\n")).strip("; "),
+           *([f"- nbdcopy of the Debian 13 root (`chroot $D13ROOT nbdcopy`, the growth series): "
+              + "; ".join(newer.split("\n")).strip("; ")]
+             if (newer := (read(os.path.join(raw, 'version-nbdcopy-1.22.txt'), '') or '').strip())
+             else []),
            f"- qemu-img: {(read(os.path.join(raw, 'version-qemu-img.txt'), '?') or '?').strip()}",
            f"- nbdkit: {(read(os.path.join(raw, 'version-nbdkit.txt'), '?') or '?').strip()}",
            f"- hyperfine: {(read(os.path.join(raw, 'version-hyperfine.txt'), '?') or '?').strip()}",
