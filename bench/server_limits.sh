@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# bench/server_limits.sh: two limits that the servers set and no client can move
+# (docs/performance.md, "What the servers themselves bound").
+#
+#   bench/server_limits.sh [dst] [sndbuf]
+#
+# dst     the destination alone: a 1 GiB file on $SHM (nbdkit pattern's bytes) and nbdkit
+#         pattern 1G, each into a fresh nbdkit memory 1G (--flush / qemu-img -n -W). nbdkit
+#         memory takes one lock for a whole write (lookup, calloc of its 32 KiB pages and the
+#         memcpy into them), so its first touch of the image runs on one core at a time:
+#         when wall is close to the destination's own CPU for every client, the
+#         destination sets the wall.
+# sndbuf  net.core.wmem_default at the kernel's 208 KiB and at 4 MiB (root; restored on
+#         exit). A server's replies cross its own socket's send buffer, which a server
+#         started without a setting of its own gets from wmem_default; on a Unix stream
+#         socket the receiver's SO_RCVBUF bounds nothing, so no client can enlarge it.
+#         pattern 1G -> null: and -> a fresh nbdkit memory, each client at both settings
+#         in the same rounds. ours/this compares with the first command of the set.
+#
+# Every command of a set runs in the same alternating rounds (bench/floor_rounds.py
+# --rotate); Debian 12's servers and peers (/usr/bin/nbdcopy, qemu-img) beside ours.
+# Prints per command the medians of wall, copier CPU, destination CPU (dst), source CPU
+# (src), (copier + servers) / 2 (floor), wall / floor and wall / dst, and ours / this.
+# Environment: NEW (build/nbdcopy), RUNS (6), RAW (bench/out/server-limits), SHM (/dev/shm).
+set -euo pipefail
+BENCH=$(cd "$(dirname "$0")" && pwd)
+TOP=$(dirname "$BENCH")
+NEW=${NEW:-$TOP/build/nbdcopy}
+RUNS=${RUNS:-6}
+RAW=${RAW:-$BENCH/out/server-limits}
+SHM=${SHM:-/dev/shm}
+WMEM=/proc/sys/net/core/wmem_default
+die() { echo "server_limits: $*" >&2; exit 1; }
+[ -x "$NEW" ] || die "no build at $NEW"
+mkdir -p "$RAW"
+T=$(mktemp -d)
+old_wmem=$(cat "$WMEM")
+cleanup() {
+  [ -s "$T/src.pid" ] && kill "$(cat "$T/src.pid")" 2>/dev/null
+  [ "$(cat "$WMEM")" = "$old_wmem" ] || echo "$old_wmem" >"$WMEM"
+  rm -rf "$T" "$SHM/server-limits.img"
+}
+trap cleanup EXIT
+
+start_source() { # a fresh nbdkit -r pattern 1G on $T/src.sock
+  [ -s "$T/src.pid" ] && kill "$(cat "$T/src.pid")" && sleep 0.3
+  rm -f "$T/src.pid" "$T/src.sock"
+  nbdkit -U "$T/src.sock" -P "$T/src.pid" -r pattern size=1G
+  while [ ! -S "$T/src.sock" ]; do sleep 0.05; done
+}
+SRC="nbd+unix:///?socket=$T/src.sock"
+MEM="nbdkit -f -U {sock} memory size=1G :::"
+DST="nbd+unix:///?socket={sock}"
+rounds() { # OUT NAME CMD ...
+  local out=$1; shift
+  python3 "$BENCH/floor_rounds.py" --rotate --also "$T/src.pid" --stop-server "$out" "$RUNS" 1 "" "$@"
+  python3 - "$out" <<'EOF'
+import json, statistics as st, sys
+res = json.load(open(sys.argv[1]))["results"]
+ours = next(iter(res.values()))
+m = lambda xs: st.median(list(xs))
+print(f"{'command':16} {'wall':>7} {'copier':>7} {'dst':>7} {'src':>7} {'floor':>7} {'w/floor':>7} {'w/dst':>6} {'ours/this':>9}")
+for name, runs in res.items():
+    floor = [(r["cpu"] + r["server_cpu"] + r["also_cpu"]) / 2 for r in runs]
+    wdst = f"{m(r['wall'] / r['server_cpu'] for r in runs):6.2f}" if runs[0]["server_cpu"] else "     -"
+    print(f"{name:16} {m(r['wall'] for r in runs):7.3f} {m(r['cpu'] for r in runs):7.3f} "
+          f"{m(r['server_cpu'] for r in runs):7.3f} {m(r['also_cpu'] for r in runs):7.3f} "
+          f"{m(floor):7.3f} {m(r['wall'] / f for r, f in zip(runs, floor)):7.2f} {wdst} "
+          f"{m(a['wall'] / b['wall'] for a, b in zip(ours, runs)):9.3f}")
+EOF
+}
+
+sets=("$@")
+[ ${#sets[@]} -gt 0 ] || sets=(dst sndbuf)
+for set in "${sets[@]}"; do
+  case $set in
+  dst)
+    start_source
+    "$NEW" "$SRC" "$SHM/server-limits.img"
+    echo "=== dst: a file on $SHM, and nbdkit pattern, into a fresh nbdkit memory ==="
+    rounds "$RAW/dst.json" \
+      ours-file "$MEM $NEW --flush $SHM/server-limits.img $DST" \
+      nbdcopy-file "$MEM /usr/bin/nbdcopy --flush $SHM/server-limits.img $DST" \
+      qemu-img-file "$MEM qemu-img convert -n -W -f raw -O raw $SHM/server-limits.img $DST" \
+      ours-nbd "$MEM $NEW --flush $SRC $DST" \
+      nbdcopy-nbd "$MEM /usr/bin/nbdcopy --flush $SRC $DST"
+    ;;
+  sndbuf)
+    [ -w "$WMEM" ] || die "sndbuf: needs root ($WMEM)"
+    # The server's end of a Unix stream connection is made when the client connects, with
+    # the wmem_default of that moment: each command sets it just before its client starts,
+    # so both settings run in the same alternating rounds.
+    start_source
+    at() { echo "echo $1 >$WMEM && exec"; }
+    echo "=== sndbuf: wmem_default 208 KiB and 4 MiB, pattern -> null: ==="
+    rounds "$RAW/sndbuf-null.json" \
+      ours-208K "$(at 212992) $NEW $SRC null:" \
+      ours-4M "$(at 4194304) $NEW $SRC null:" \
+      nbdcopy-208K "$(at 212992) /usr/bin/nbdcopy $SRC null:" \
+      nbdcopy-4M "$(at 4194304) /usr/bin/nbdcopy $SRC null:"
+    echo "=== sndbuf: wmem_default 208 KiB and 4 MiB, pattern -> a fresh nbdkit memory ==="
+    rounds "$RAW/sndbuf-memory.json" \
+      ours-208K "$MEM $(at 212992) $NEW --flush $SRC $DST" \
+      ours-4M "$MEM $(at 4194304) $NEW --flush $SRC $DST" \
+      nbdcopy-208K "$MEM $(at 212992) /usr/bin/nbdcopy --flush $SRC $DST" \
+      nbdcopy-4M "$MEM $(at 4194304) /usr/bin/nbdcopy --flush $SRC $DST" \
+      qemu-img-208K "$MEM $(at 212992) qemu-img convert -n -W -f raw -O raw $SRC $DST" \
+      qemu-img-4M "$MEM $(at 4194304) qemu-img convert -n -W -f raw -O raw $SRC $DST"
+    echo "$old_wmem" >"$WMEM"
+    ;;
+  *) die "unknown set $set (dst, sndbuf)" ;;
+  esac
+done
