@@ -2,7 +2,7 @@
 # bench/server_limits.sh: two limits that the servers set and no client can move
 # (docs/performance.md, "What the servers themselves bound").
 #
-#   bench/server_limits.sh [dst] [sndbuf]
+#   bench/server_limits.sh [dst] [sndbuf] [parallel]
 #
 # dst     the destination alone: a 1 GiB file on $SHM (nbdkit pattern's bytes) and nbdkit
 #         pattern 1G, each into a fresh nbdkit memory 1G (--flush / qemu-img -n -W). nbdkit
@@ -16,6 +16,11 @@
 #         socket the receiver's SO_RCVBUF bounds nothing, so no client can enlarge it.
 #         pattern 1G -> null: and -> a fresh nbdkit memory, each client at both settings
 #         in the same rounds. ours/this compares with the first command of the set.
+# parallel  the same copy into a destination that takes writes in parallel and whose
+#         memory is touched already: nbdkit memory allocator=malloc (writes under a read
+#         lock), serving all rounds like the source (its CPU while each command runs is
+#         counted as the source's is; dst and w/dst stay empty). What the clients do when
+#         the destination does not serialize them.
 #
 # Every command of a set runs in the same alternating rounds (bench/floor_rounds.py
 # --rotate); Debian 12's servers and peers (/usr/bin/nbdcopy, qemu-img) beside ours.
@@ -36,8 +41,11 @@ mkdir -p "$RAW"
 T=$(mktemp -d)
 old_wmem=$(cat "$WMEM")
 cleanup() {
-  [ -s "$T/src.pid" ] && kill "$(cat "$T/src.pid")" 2>/dev/null
-  [ "$(cat "$WMEM")" = "$old_wmem" ] || echo "$old_wmem" >"$WMEM"
+  [ "$(cat "$WMEM")" = "$old_wmem" ] || echo "$old_wmem" >"$WMEM" || true
+  local pidf
+  for pidf in "$T/src.pid" "$T/par.pid"; do
+    if [ -s "$pidf" ]; then kill "$(cat "$pidf")" 2>/dev/null || true; fi
+  done
   rm -rf "$T" "$SHM/server-limits.img"
 }
 trap cleanup EXIT
@@ -51,9 +59,10 @@ start_source() { # a fresh nbdkit -r pattern 1G on $T/src.sock
 SRC="nbd+unix:///?socket=$T/src.sock"
 MEM="nbdkit -f -U {sock} memory size=1G :::"
 DST="nbd+unix:///?socket={sock}"
-rounds() { # OUT NAME CMD ...
-  local out=$1; shift
-  python3 "$BENCH/floor_rounds.py" --rotate --also "$T/src.pid" --stop-server "$out" "$RUNS" 1 "" "$@"
+rounds() { # OUT NAME CMD ... (ALSO: more pid files of servers that serve all rounds)
+  local out=$1 also=(--also "$T/src.pid") pidf; shift
+  for pidf in ${ALSO:-}; do also+=(--also "$pidf"); done
+  python3 "$BENCH/floor_rounds.py" --rotate "${also[@]}" --stop-server "$out" "$RUNS" 1 "" "$@"
   python3 - "$out" <<'EOF'
 import json, statistics as st, sys
 res = json.load(open(sys.argv[1]))["results"]
@@ -71,7 +80,7 @@ EOF
 }
 
 sets=("$@")
-[ ${#sets[@]} -gt 0 ] || sets=(dst sndbuf)
+[ ${#sets[@]} -gt 0 ] || sets=(dst sndbuf parallel)
 for set in "${sets[@]}"; do
   case $set in
   dst)
@@ -108,6 +117,19 @@ for set in "${sets[@]}"; do
       qemu-img-4M "$MEM $(at 4194304) qemu-img convert -n -W -f raw -O raw $SRC $DST"
     echo "$old_wmem" >"$WMEM"
     ;;
-  *) die "unknown set $set (dst, sndbuf)" ;;
+  parallel)
+    start_source
+    nbdkit -U "$T/par.sock" -P "$T/par.pid" memory size=1G allocator=malloc
+    while [ ! -S "$T/par.sock" ]; do sleep 0.05; done
+    PAR="nbd+unix:///?socket=$T/par.sock"
+    "$NEW" "$SRC" "$PAR" # every page of it touched once, before the rounds
+    echo "=== parallel: nbdkit pattern -> nbdkit memory allocator=malloc (serving all rounds) ==="
+    ALSO=$T/par.pid rounds "$RAW/parallel.json" \
+      ours "$NEW --flush $SRC $PAR" \
+      nbdcopy "/usr/bin/nbdcopy --flush $SRC $PAR" \
+      qemu-img "qemu-img convert -n -W -f raw -O raw $SRC $PAR"
+    kill "$(cat "$T/par.pid")" && rm -f "$T/par.pid"
+    ;;
+  *) die "unknown set $set (dst, sndbuf, parallel)" ;;
   esac
 done
