@@ -14,7 +14,7 @@ import re
 import statistics
 import sys
 
-from reportlib import fmt_ratio, fmt_time, load_checks, load_cmds, load_size, read
+from reportlib import fmt_ratio, fmt_time, floor_of, load_checks, load_cmds, load_size, read
 
 WORKLOADS = {
     "pattern": "nbdkit pattern 1 GiB → a fresh nbdkit memory, `--flush`",
@@ -39,13 +39,6 @@ def gen_of(label):
     if "@" in label:
         return label.split("@")[1]
     return "12" if label in GENERATIONS["12"] else "13"
-
-
-def floor_of(s):
-    """On two cores: no faster than half of the CPU the copier and its servers need, nor
-    than a qemu-nbd's main thread (the split rows, where it is known)."""
-    return max(s.get("server_main_cpu", 0.0),
-               (s["cpu"] + s.get("server_cpu", 0.0) + s.get("also_cpu", 0.0)) / 2)
 
 
 def load(raw, w):

@@ -8,7 +8,7 @@ import json
 import os
 import statistics
 
-from reportlib import fmt_ratio, fmt_time, load_checks, load_cmds, load_size, measured, read
+from reportlib import fmt_ratio, fmt_time, floor_of, load_checks, load_cmds, load_size, measured, read
 
 SERVED_WORKLOADS = ["qcow2-source", "file-to-qcow2", "nbd-to-qcow2"]
 STRESSES = {
@@ -27,14 +27,6 @@ LABELS = {
 ORDER = ["ours", "ours-split", "null-split", "nbdcopy", "nbdcopy-split", "qemu-img"]
 FLOOR_FACTOR = 1.1  # ours-split: median of wall / floor
 RSS_LIMIT_MIB = 40
-
-
-def floor_of(sample):
-    """On two cores: no faster than the server's busiest (main) thread, nor than half of
-    the CPU that the servers and the copier need together (also_cpu: an nbdkit source's,
-    bench/floor_rounds.py --also; absent from runs before it was measured)."""
-    everything = sample["server_cpu"] + sample["cpu"] + sample.get("also_cpu", 0.0)
-    return max(sample["server_main_cpu"], everything / 2)
 
 
 def load(raw, w):

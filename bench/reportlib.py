@@ -1,10 +1,18 @@
-"""Helpers shared by bench/report.py and bench/report_local.py: reading the raw results
-of bench/run.sh and formatting figures."""
+"""Helpers shared by bench/report.py and the other report_*.py: reading the raw results
+of bench/run.sh, the floor of a copy and formatting figures."""
 import json
 import os
 import statistics
 import subprocess
 import sys
+
+
+def floor_of(sample):
+    """A bench/floor_rounds.py sample's floor on two cores: no faster than half of the CPU
+    that the copier and its servers need together (also_cpu: servers that serve all rounds,
+    --also), nor than a server's busiest (main) thread (qemu-nbd's, where it is known)."""
+    everything = sample["cpu"] + sample.get("server_cpu", 0.0) + sample.get("also_cpu", 0.0)
+    return max(sample.get("server_main_cpu", 0.0), everything / 2)
 
 
 def read(path, default=None):

@@ -15,7 +15,7 @@
 #         started without a setting of its own gets from wmem_default; on a Unix stream
 #         socket the receiver's SO_RCVBUF bounds nothing, so no client can enlarge it.
 #         pattern 1G -> null: and -> a fresh nbdkit memory, each client at both settings
-#         in the same rounds. ours/this compares with the first command of the set.
+#         in the same rounds.
 # parallel  the same copy into a destination that takes writes in parallel and whose
 #         memory is touched already: nbdkit memory allocator=malloc (writes under a read
 #         lock), serving all rounds like the source (its CPU while each command runs is
@@ -24,8 +24,9 @@
 #
 # Every command of a set runs in the same alternating rounds (bench/floor_rounds.py
 # --rotate); Debian 12's servers and peers (/usr/bin/nbdcopy, qemu-img) beside ours.
-# Prints per command the medians of wall, copier CPU, destination CPU (dst), source CPU
-# (src), (copier + servers) / 2 (floor), wall / floor and wall / dst, and ours / this.
+# Prints each set's table (bench/report_limits.py): per command the medians of wall, copier
+# CPU, destination CPU (dst), the CPU of the servers that serve all rounds (src), the floor,
+# wall / floor and wall / dst, and the first command's wall over this one's.
 # Environment: NEW (build/nbdcopy), RUNS (6), RAW (bench/out/server-limits), SHM (/dev/shm).
 set -euo pipefail
 BENCH=$(cd "$(dirname "$0")" && pwd)
@@ -63,20 +64,7 @@ rounds() { # OUT NAME CMD ... (ALSO: more pid files of servers that serve all ro
   local out=$1 also=(--also "$T/src.pid") pidf; shift
   for pidf in ${ALSO:-}; do also+=(--also "$pidf"); done
   python3 "$BENCH/floor_rounds.py" --rotate "${also[@]}" --stop-server "$out" "$RUNS" 1 "" "$@"
-  python3 - "$out" <<'EOF'
-import json, statistics as st, sys
-res = json.load(open(sys.argv[1]))["results"]
-ours = next(iter(res.values()))
-m = lambda xs: st.median(list(xs))
-print(f"{'command':16} {'wall':>7} {'copier':>7} {'dst':>7} {'src':>7} {'floor':>7} {'w/floor':>7} {'w/dst':>6} {'ours/this':>9}")
-for name, runs in res.items():
-    floor = [(r["cpu"] + r["server_cpu"] + r["also_cpu"]) / 2 for r in runs]
-    wdst = f"{m(r['wall'] / r['server_cpu'] for r in runs):6.2f}" if runs[0]["server_cpu"] else "     -"
-    print(f"{name:16} {m(r['wall'] for r in runs):7.3f} {m(r['cpu'] for r in runs):7.3f} "
-          f"{m(r['server_cpu'] for r in runs):7.3f} {m(r['also_cpu'] for r in runs):7.3f} "
-          f"{m(floor):7.3f} {m(r['wall'] / f for r, f in zip(runs, floor)):7.2f} {wdst} "
-          f"{m(a['wall'] / b['wall'] for a, b in zip(ours, runs)):9.3f}")
-EOF
+  python3 "$BENCH/report_limits.py" "$out"
 }
 
 sets=("$@")
